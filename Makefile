@@ -1,0 +1,40 @@
+# make run: a working service on a fresh machine with only Python 3.11+.
+# make test: the whole suite. DATABASE_URL=postgres://... switches both to PostgreSQL.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+export LEDGER_DEV_DEFAULTS ?= 1
+
+.PHONY: run test lint format venv migrate stress
+
+$(BIN)/.installed: requirements.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	touch $@
+
+venv: $(BIN)/.installed
+
+migrate: venv
+	$(BIN)/python manage.py migrate --noinput
+
+run: migrate
+	$(BIN)/python manage.py bootstrap_demo --base-url http://$(HOST):$(PORT)
+	$(BIN)/gunicorn ledgerproject.wsgi --bind $(HOST):$(PORT) --workers 2 --threads 4 \
+		--access-logfile - --graceful-timeout 5
+
+test: venv
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+stress: venv
+	LEDGER_STRESS=1 $(BIN)/python -m pytest -q -m "slow or postgres" $(PYTEST_ARGS)
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: venv
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .

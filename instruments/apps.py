@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class InstrumentsConfig(AppConfig):
+    name = "instruments"
+    default_auto_field = "django.db.models.BigAutoField"

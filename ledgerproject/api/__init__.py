@@ -1,0 +1,1 @@
+"""API plumbing shared by every app: errors, authentication, tenancy, pagination, fields."""

@@ -1,0 +1,101 @@
+"""List filters shared by every resource: repeatable values, metadata, soft-deleted rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import django_filters
+from django import forms
+from django.db.models import QuerySet
+from django.db.models.fields.json import KeyTextTransform
+from rest_framework.request import Request
+
+from ledgerproject.api.errors import ApiError, ErrorCode
+
+
+class MultiValueField(forms.Field):
+    widget = forms.MultipleHiddenInput
+
+    def to_python(self, value: Any) -> list[str]:
+        if not value:
+            return []
+        return [str(v) for v in value]
+
+
+class MultiValueFilter(django_filters.Filter):
+    """``status=ACTIVE&status=002``: any of the repeated values."""
+
+    field_class = MultiValueField
+
+    def filter(self, qs: QuerySet[Any], value: list[str]) -> QuerySet[Any]:
+        if not value:
+            return qs
+        return qs.filter(**{f"{self.field_name}__in": value})
+
+
+def _bool_param(request: Request, name: str) -> bool | None:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return None
+    lowered = raw.lower()
+    if lowered in {"true", "1"}:
+        return True
+    if lowered in {"false", "0"}:
+        return False
+    raise ApiError(
+        ErrorCode.INVALID_QUERY_PARAMETER,
+        f"{name} must be true or false.",
+        fields={name: "must be true or false"},
+    )
+
+
+def metadata_pairs(request: Request) -> list[tuple[str, str]]:
+    pairs: list[tuple[str, str]] = []
+    for name, values in request.query_params.lists():
+        if name.startswith("metadata."):
+            key = name[len("metadata.") :]
+            pairs.extend((key, v) for v in values)
+        elif name == "metadata":
+            for item in values:
+                key, sep, value = item.partition(":")
+                if not sep or not key:
+                    raise ApiError(
+                        ErrorCode.INVALID_QUERY_PARAMETER,
+                        "metadata filters are metadata=<key>:<value> or metadata.<key>=<value>.",
+                        fields={"metadata": "expected <key>:<value>"},
+                    )
+                pairs.append((key, value))
+    return pairs
+
+
+def apply_common_filters(queryset: QuerySet[Any], request: Request) -> QuerySet[Any]:
+    """``metadata.<key>=<value>`` (all must match, compared as text) and ``deleted=false``."""
+    for index, (key, value) in enumerate(metadata_pairs(request)):
+        alias = f"_metadata_{index}"
+        queryset = queryset.alias(**{alias: KeyTextTransform(key, "metadata")}).filter(
+            **{alias: value}
+        )
+    deleted = _bool_param(request, "deleted")
+    if deleted is False:
+        queryset = queryset.filter(deleted_at__isnull=True)
+    elif deleted is True:
+        queryset = queryset.filter(deleted_at__isnull=False)
+    return queryset
+
+
+def run_filterset(
+    filterset_class: type[django_filters.FilterSet] | None,
+    queryset: QuerySet[Any],
+    request: Request,
+) -> QuerySet[Any]:
+    if filterset_class is not None:
+        filterset = filterset_class(request.query_params, queryset=queryset, request=request)
+        if not filterset.is_valid():
+            fields = {k: " ".join(v) for k, v in filterset.errors.items()}
+            raise ApiError(
+                ErrorCode.INVALID_QUERY_PARAMETER,
+                "Invalid query parameters: " + "; ".join(f"{k}: {v}" for k, v in fields.items()),
+                fields=fields,
+            )
+        queryset = filterset.qs
+    return apply_common_filters(queryset, request)

@@ -1,0 +1,89 @@
+"""Keyset pagination on (createdAt, id): ``limit``, an opaque ``cursor`` and an RFC 8288
+``Link: <url>; rel="next"`` header. No OFFSET, so page cost does not grow with the table."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import uuid
+from typing import Any
+
+from django.db.models import Model, Q, QuerySet
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.utils.urls import replace_query_param
+
+from ledgerproject.api.errors import ApiError, ErrorCode
+
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 1000
+
+
+def _bad(param: str, message: str) -> ApiError:
+    return ApiError(ErrorCode.INVALID_QUERY_PARAMETER, message, fields={param: message})
+
+
+def encode_cursor(created_at: dt.datetime, pk: uuid.UUID) -> str:
+    raw = json.dumps([created_at.isoformat(), str(pk)]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[dt.datetime, uuid.UUID]:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        created, pk = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        return dt.datetime.fromisoformat(created), uuid.UUID(pk)
+    except (ValueError, TypeError, json.JSONDecodeError):
+        raise _bad("cursor", "The cursor is not valid.") from None
+
+
+class KeysetPage:
+    def __init__(self, request: Request) -> None:
+        self.request = request
+        params = request.query_params
+        raw_limit = params.get("limit")
+        if raw_limit is None or raw_limit == "":
+            self.limit = DEFAULT_LIMIT
+        else:
+            if not raw_limit.isdigit() or int(raw_limit) < 1:
+                raise _bad("limit", "limit must be a positive integer.")
+            self.limit = int(raw_limit)
+            if self.limit > MAX_LIMIT:
+                raise ApiError(
+                    ErrorCode.PAGINATION_LIMIT_EXCEEDED,
+                    f"limit may be at most {MAX_LIMIT}.",
+                    fields={"limit": f"at most {MAX_LIMIT}"},
+                )
+        order = (params.get("sort_order") or "asc").lower()
+        if order not in {"asc", "desc"}:
+            raise _bad("sort_order", "sort_order must be asc or desc.")
+        self.descending = order == "desc"
+        cursor = params.get("cursor")
+        self.cursor = decode_cursor(cursor) if cursor else None
+        self.next_cursor: str | None = None
+
+    def slice(self, queryset: QuerySet[Any]) -> list[Any]:
+        if self.cursor is not None:
+            created, pk = self.cursor
+            if self.descending:
+                after = Q(created_at__lt=created) | Q(created_at=created, id__lt=pk)
+            else:
+                after = Q(created_at__gt=created) | Q(created_at=created, id__gt=pk)
+            queryset = queryset.filter(after)
+        ordering = ["-created_at", "-id"] if self.descending else ["created_at", "id"]
+        rows: list[Model] = list(queryset.order_by(*ordering)[: self.limit + 1])
+        if len(rows) > self.limit:
+            rows = rows[: self.limit]
+            last = rows[-1]
+            self.next_cursor = encode_cursor(last.created_at, last.pk)  # type: ignore[attr-defined]
+        return rows
+
+    def response(self, data: Any) -> Response:
+        headers = {}
+        if self.next_cursor:
+            url = replace_query_param(
+                self.request.build_absolute_uri(), "cursor", self.next_cursor
+            )
+            headers["Link"] = f'<{url}>; rel="next"'
+        return Response(data, headers=headers)

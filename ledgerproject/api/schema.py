@@ -1,0 +1,93 @@
+"""OpenAPI generation for the declarative resource views: request and response shapes,
+list parameters and the error envelope, derived from what each view declares."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
+from rest_framework import serializers
+
+from ledgerproject.api.filters import MultiValueFilter
+
+
+class ErrorSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="Four digits, see the error catalogue.")
+    title = serializers.CharField()
+    description = serializers.CharField()
+    fields = serializers.DictField(child=serializers.CharField(), required=False)
+
+
+def error_responses(*statuses: int) -> dict[int, OpenApiResponse]:
+    texts = {
+        400: "Invalid request",
+        401: "Missing (0041) or invalid (0042) token",
+        403: "Insufficient privileges (0043)",
+        404: "Entity not found (0007)",
+        405: "Method not allowed (0026)",
+        409: "Conflict",
+        413: "Request too large",
+        415: "Unsupported media type",
+        422: "Refused by a business rule",
+        429: "Too many requests",
+    }
+    return {s: OpenApiResponse(ErrorSerializer, description=texts.get(s, "Error")) for s in statuses}
+
+
+COMMON_ERRORS = (400, 401, 403, 404, 405, 415, 429)
+
+
+class LedgerAutoSchema(AutoSchema):
+    def _view_kind(self) -> str | None:
+        from ledgerproject.api.views import CollectionView, ItemView
+
+        if isinstance(self.view, CollectionView):
+            return "collection"
+        if isinstance(self.view, ItemView):
+            return "item"
+        return None
+
+    def get_request_serializer(self) -> Any:
+        kind = self._view_kind()
+        method = self.method.lower()
+        if kind == "collection" and method == "post":
+            return self.view.create_serializer
+        if kind == "item" and method == "patch":
+            return self.view.update_serializer
+        return super().get_request_serializer()
+
+    def get_response_serializers(self) -> Any:
+        kind = self._view_kind()
+        if kind is None:
+            return super().get_response_serializers()
+        method = self.method.lower()
+        out = self.view.output_serializer
+        errors = error_responses(*COMMON_ERRORS, 409, 422)
+        if method == "delete":
+            return {204: OpenApiResponse(description="Deleted"), **errors}
+        if kind == "collection" and method == "get":
+            return {200: out(many=True), **errors}
+        if method == "post":
+            return {201: out, **errors}
+        return {200: out, **errors}
+
+    def get_override_parameters(self) -> list[Any]:
+        params = list(super().get_override_parameters())
+        if self._view_kind() == "collection" and self.method.lower() == "get":
+            params += [
+                OpenApiParameter("limit", int, description="Page size, 1 to 1000 (default 100)."),
+                OpenApiParameter("cursor", str, description="Opaque cursor from the Link header."),
+                OpenApiParameter("sort_order", str, enum=["asc", "desc"]),
+                OpenApiParameter("deleted", bool, description="false leaves deleted rows out."),
+                OpenApiParameter(
+                    "metadata", str, many=True, description="Repeatable <key>:<value> filter."
+                ),
+            ]
+            filterset = getattr(self.view, "filterset_class", None)
+            if filterset is not None:
+                for name, flt in filterset.base_filters.items():
+                    params.append(
+                        OpenApiParameter(name, str, many=isinstance(flt, MultiValueFilter))
+                    )
+        return params

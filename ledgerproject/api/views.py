@@ -1,0 +1,162 @@
+"""View bases. Tenancy lives here: a view under /organizations/{id}[/ledgers/{id}] gets
+``self.organization`` and ``self.ledger`` resolved against the token, and its queryset is
+filtered by them before the view sees it. Views never write that filter themselves."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import django_filters
+from django.db import connection
+from django.db.models import Model, QuerySet
+from django.http import HttpRequest, JsonResponse
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.serializers import Serializer
+from rest_framework.views import APIView
+
+from ledgerproject.api.authentication import TokenPrincipal, principal_of
+from ledgerproject.api.errors import ApiError, ErrorCode
+from ledgerproject.api.filters import run_filterset
+from ledgerproject.api.pagination import KeysetPage
+from ledgerproject.api.serializers import InputSerializer, validated
+from organizations.models import Ledger, Organization
+from organizations.selectors import ledger_get, not_found, organization_get_for, parse_id
+
+
+class ScopedAPIView(APIView):
+    """Resolves ``organization_id`` and ``ledger_id`` from the path, failing closed."""
+
+    organization: Organization
+    ledger: Ledger
+    principal: TokenPrincipal
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        self.principal = principal_of(request)
+        if "organization_id" in kwargs:
+            self.organization = organization_get_for(self.principal, kwargs["organization_id"])
+        if "ledger_id" in kwargs:
+            self.ledger = ledger_get(self.organization, kwargs["ledger_id"])
+
+    def scope_filter(self) -> dict[str, Any]:
+        if hasattr(self, "ledger"):
+            return {"ledger_id": self.ledger.pk}
+        if hasattr(self, "organization"):
+            return {"organization_id": self.organization.pk}
+        return {}
+
+
+class ResourceView(ScopedAPIView):
+    """Declarative CRUD over one model in the view's scope.
+
+    A subclass declares the model, the output serializer, the input serializers and the
+    services; this class does parsing, tenancy, filtering, pagination and rendering.
+    """
+
+    model: ClassVar[type[Model]]
+    output_serializer: ClassVar[type[Serializer]]
+    create_serializer: ClassVar[type[InputSerializer] | None] = None
+    update_serializer: ClassVar[type[InputSerializer] | None] = None
+    filterset_class: ClassVar[type[django_filters.FilterSet] | None] = None
+    select_related: ClassVar[tuple[str, ...]] = ()
+    lookup_url_kwarg: ClassVar[str] = "pk"
+    noun: ClassVar[str] = "resource"
+
+    def get_queryset(self) -> QuerySet[Any]:
+        queryset = self.model.objects.filter(**self.scope_filter())  # type: ignore[attr-defined]
+        if self.select_related:
+            queryset = queryset.select_related(*self.select_related)
+        return queryset
+
+    def get_object(self) -> Any:
+        pk = parse_id(self.kwargs[self.lookup_url_kwarg], self.noun)
+        obj = self.get_queryset().filter(pk=pk).first()
+        if obj is None:
+            raise not_found(self.noun)
+        return obj
+
+    def render(self, obj: Any, **context: Any) -> Any:
+        return self.output_serializer(obj, context={"request": self.request, **context}).data
+
+    def input(self, serializer: type[InputSerializer] | None, **kwargs: Any) -> dict[str, Any]:
+        if serializer is None:
+            raise ApiError(ErrorCode.METHOD_NOT_ALLOWED, "This method is not allowed here.")
+        return validated(
+            serializer, self.request.data, context={"request": self.request, "view": self}, **kwargs
+        )
+
+    # Hooks a subclass fills with calls to its services.
+    def perform_create(self, data: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def perform_update(self, obj: Any, data: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def perform_delete(self, obj: Any) -> None:
+        raise NotImplementedError
+
+
+class CollectionView(ResourceView):
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        page = KeysetPage(request)
+        queryset = run_filterset(self.filterset_class, self.get_queryset(), request)
+        rows = page.slice(queryset)
+        many = self.output_serializer(rows, many=True, context={"request": request})
+        return page.response(many.data)
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        data = self.input(self.create_serializer)
+        obj = self.perform_create(data)
+        return Response(self.render(obj), status=status.HTTP_201_CREATED)
+
+
+class ItemView(ResourceView):
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return Response(self.render(self.get_object()))
+
+    def patch(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        obj = self.get_object()
+        data = self.input(self.update_serializer, partial=True)
+        ensure_not_deleted(obj, self.noun)
+        obj = self.perform_update(obj, data)
+        return Response(self.render(obj))
+
+    def delete(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        obj = self.get_object()
+        ensure_not_deleted(obj, self.noun)
+        self.perform_delete(obj)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def ensure_not_deleted(obj: Any, noun: str = "resource") -> None:
+    if getattr(obj, "deleted_at", None) is not None:
+        raise ApiError(ErrorCode.ALREADY_REMOVED, f"The {noun} has already been removed.")
+
+
+class UnknownEndpointView(APIView):
+    """Any /v1 path that matches nothing: 404 0007 in the envelope, without asking for a token."""
+
+    authentication_classes: list[Any] = []
+    permission_classes: list[Any] = []
+    schema = None
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        return JsonResponse(
+            ApiError(ErrorCode.NOT_FOUND, "No such endpoint.").as_body(), status=404
+        )
+
+
+def health(request: HttpRequest) -> JsonResponse:
+    """``GET /health``: 200 when the database answers, 503 when it does not."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+        return JsonResponse({"status": "ok", "database": connection.vendor})
+    except Exception:  # noqa: BLE001 - any database failure is "unavailable"
+        return JsonResponse({"status": "unavailable", "database": connection.vendor}, status=503)
+
+
+__all__ = ["CollectionView", "ItemView", "ScopedAPIView", "health", "parse_id"]

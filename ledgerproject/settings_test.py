@@ -1,0 +1,9 @@
+"""Settings for the test suite: the ordinary settings with development defaults and fast hashing."""
+
+import os
+
+os.environ.setdefault("LEDGER_DEV_DEFAULTS", "1")
+
+from ledgerproject.settings import *  # noqa: E402,F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

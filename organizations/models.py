@@ -1,0 +1,156 @@
+"""Tenancy and structure: organizations (nestable), ledgers, portfolios, products, accounts,
+and the API tokens that reach them."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+from ledgerproject.db import ResourceModel, TimestampedModel
+
+ACTIVE = Q(deleted_at__isnull=True)
+
+
+class Organization(ResourceModel):
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="children"
+    )
+    # Materialised path of ids from the root down to this organization ("/<hex>/<hex>/"), so a
+    # token's reach (an organization and its descendants) is one prefix test, not a walk.
+    path = models.TextField(db_index=True, editable=False)
+    legal_name = models.CharField(max_length=256)
+    legal_document = models.CharField(max_length=256)
+    doing_business_as = models.CharField(max_length=256, null=True, blank=True)
+    address = models.JSONField(default=dict, blank=True)
+
+    class Meta(ResourceModel.Meta):
+        indexes = [models.Index(fields=["created_at", "id"], name="org_created_idx")]
+
+    def __str__(self) -> str:
+        return self.legal_name
+
+    @property
+    def ancestor_ids(self) -> list[str]:
+        return [part for part in self.path.split("/") if part]
+
+
+class Ledger(ResourceModel):
+    organization = models.ForeignKey(Organization, on_delete=models.PROTECT, related_name="ledgers")
+    name = models.CharField(max_length=256)
+
+    class Meta(ResourceModel.Meta):
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "name"], condition=ACTIVE, name="ledger_name_active_uniq"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["organization", "created_at", "id"], name="ledger_org_created_idx")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class LedgerResource(ResourceModel):
+    """A resource held in one ledger; ``organization`` is denormalised for tenancy filters."""
+
+    organization = models.ForeignKey(Organization, on_delete=models.PROTECT, related_name="+")
+    ledger = models.ForeignKey(Ledger, on_delete=models.PROTECT, related_name="+")
+
+    class Meta(ResourceModel.Meta):
+        abstract = True
+
+
+class Portfolio(LedgerResource):
+    entity_id = models.CharField(max_length=256, null=True, blank=True)
+    name = models.CharField(max_length=256)
+
+    class Meta(LedgerResource.Meta):
+        indexes = [
+            models.Index(fields=["ledger", "created_at", "id"], name="portfolio_ledger_created_idx"),
+            models.Index(fields=["organization"], name="portfolio_org_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Product(LedgerResource):
+    name = models.CharField(max_length=256)
+
+    class Meta(LedgerResource.Meta):
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "ledger", "name"],
+                condition=ACTIVE,
+                name="product_name_active_uniq",
+            )
+        ]
+        indexes = [
+            models.Index(fields=["ledger", "created_at", "id"], name="product_ledger_created_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Account(LedgerResource):
+    EXTERNAL = "external"
+    EXTERNAL_PREFIX = "@external/"
+
+    portfolio = models.ForeignKey(
+        Portfolio, null=True, blank=True, on_delete=models.PROTECT, related_name="accounts"
+    )
+    product = models.ForeignKey(
+        Product, null=True, blank=True, on_delete=models.PROTECT, related_name="accounts"
+    )
+    parent_account = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="children"
+    )
+    entity_id = models.CharField(max_length=256, null=True, blank=True)
+    name = models.CharField(max_length=256, blank=True, default="")
+    alias = models.CharField(max_length=101)
+    type = models.CharField(max_length=100, default="deposit")
+    asset_code = models.CharField(max_length=100)
+    allow_sending = models.BooleanField(default=True)
+    allow_receiving = models.BooleanField(default=True)
+
+    class Meta(LedgerResource.Meta):
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "ledger", "alias"],
+                condition=ACTIVE,
+                name="account_alias_active_uniq",
+            )
+        ]
+        indexes = [
+            models.Index(fields=["ledger", "created_at", "id"], name="account_ledger_created_idx"),
+            models.Index(fields=["ledger", "alias"], name="account_ledger_alias_idx"),
+            models.Index(fields=["ledger", "asset_code"], name="account_ledger_asset_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return self.alias
+
+    @property
+    def is_external(self) -> bool:
+        return self.type == self.EXTERNAL
+
+
+class ApiToken(TimestampedModel):
+    """An API key. Only a hash of the secret is stored; the raw token is shown once."""
+
+    name = models.CharField(max_length=100, unique=True)
+    prefix = models.CharField(max_length=16, unique=True, editable=False)
+    secret_hash = models.CharField(max_length=64, editable=False)
+    organizations = models.ManyToManyField(Organization, blank=True, related_name="api_tokens")
+    read_only = models.BooleanField(default=False)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta(TimestampedModel.Meta):
+        verbose_name = "API token"
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,0 +1,92 @@
+"""Shared fixtures: an API client that speaks with a real bearer token, and a ledger to use."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+from django.db import connection
+from rest_framework.test import APIClient
+
+os.environ.setdefault("LEDGER_DEV_DEFAULTS", "1")
+
+from organizations import services as org_services  # noqa: E402
+
+
+class Api:
+    """A thin JSON client: ``api.post(path, body)`` returns the response with ``.json()``."""
+
+    def __init__(self, token: str | None) -> None:
+        self.client = APIClient()
+        if token is not None:
+            self.client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+
+    def _call(self, method: str, path: str, body: Any = None, **extra: Any) -> Any:
+        kwargs: dict[str, Any] = dict(extra)
+        if body is not None and "content_type" not in kwargs:
+            kwargs["format"] = "json"
+        return getattr(self.client, method)(path, body, **kwargs)
+
+    def get(self, path: str, params: Any = None, **extra: Any) -> Any:
+        return self.client.get(path, params, **extra)
+
+    def post(self, path: str, body: Any = None, **extra: Any) -> Any:
+        return self._call("post", path, body, **extra)
+
+    def put(self, path: str, body: Any = None, **extra: Any) -> Any:
+        return self._call("put", path, body, **extra)
+
+    def patch(self, path: str, body: Any = None, **extra: Any) -> Any:
+        return self._call("patch", path, body, **extra)
+
+    def delete(self, path: str, **extra: Any) -> Any:
+        return self.client.delete(path, **extra)
+
+
+def make_token(name: str = "test", **kwargs: Any) -> str:
+    _, raw = org_services.token_create(name=name, **kwargs)
+    return raw
+
+
+@pytest.fixture
+def api(db: Any) -> Api:
+    return Api(make_token("root"))
+
+
+@pytest.fixture
+def anon() -> Api:
+    return Api(None)
+
+
+@pytest.fixture
+def organization(api: Api) -> dict[str, Any]:
+    response = api.post("/v1/organizations", {"legalName": "Acme", "legalDocument": "123"})
+    assert response.status_code == 201, response.content
+    return response.json()
+
+
+@pytest.fixture
+def ledger(api: Api, organization: dict[str, Any]) -> dict[str, Any]:
+    response = api.post(f"/v1/organizations/{organization['id']}/ledgers", {"name": "Main"})
+    assert response.status_code == 201, response.content
+    return response.json()
+
+
+@pytest.fixture
+def ledger_url(ledger: dict[str, Any]) -> str:
+    return f"/v1/organizations/{ledger['organizationId']}/ledgers/{ledger['id']}"
+
+
+def assert_error(response: Any, status: int, code: str) -> dict[str, Any]:
+    assert response.status_code == status, (response.status_code, response.content)
+    body = response.json()
+    assert body["code"] == code, body
+    assert body["title"] and body["description"]
+    return body
+
+
+def requires_postgres() -> Any:
+    return pytest.mark.skipif(
+        connection.vendor != "postgresql", reason="needs PostgreSQL (row locks and real concurrency)"
+    )

@@ -1,0 +1,177 @@
+"""Money: balances (one row per account, locked by postings), transactions, their append-only
+operations, and idempotency keys."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import F, Q
+from django.utils import timezone
+
+from ledgerproject.db import TimestampedModel, new_id
+from organizations.models import Account, Ledger, Organization
+
+
+class Balance(models.Model):
+    """The running balance of one account. ``version`` counts the operations written to it."""
+
+    id = models.UUIDField(primary_key=True, default=new_id, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.PROTECT, related_name="+")
+    ledger = models.ForeignKey(Ledger, on_delete=models.PROTECT, related_name="+")
+    account = models.OneToOneField(Account, on_delete=models.PROTECT, related_name="balance")
+    asset_code = models.CharField(max_length=100)
+    is_external = models.BooleanField(default=False)
+    available = models.BigIntegerField(default=0)
+    on_hold = models.BigIntegerField(default=0)
+    scale = models.PositiveSmallIntegerField(default=0)
+    version = models.BigIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(is_external=True) | Q(available__gte=0),
+                name="balance_available_not_negative",
+            ),
+            models.CheckConstraint(condition=Q(on_hold__gte=0), name="balance_on_hold_not_negative"),
+            models.CheckConstraint(condition=Q(scale__lte=18), name="balance_scale_range"),
+        ]
+        indexes = [models.Index(fields=["ledger", "asset_code"], name="balance_ledger_asset_idx")]
+
+
+class Transaction(TimestampedModel):
+    CREATED = "CREATED"
+    PRE_APPROVED = "PRE_APPROVED"
+    SENT = "SENT"
+    CANCELED = "CANCELED"
+    STATUSES = (CREATED, PRE_APPROVED, SENT, CANCELED)
+
+    organization = models.ForeignKey(Organization, on_delete=models.PROTECT, related_name="+")
+    ledger = models.ForeignKey(Ledger, on_delete=models.PROTECT, related_name="+")
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="children"
+    )
+    is_reversal = models.BooleanField(default=False)
+    template = models.ForeignKey(
+        "templates_dsl.TransactionTemplate",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+    type = models.CharField(max_length=100)
+    description = models.TextField(null=True, blank=True)
+    status = models.CharField(max_length=20, default=CREATED)
+    amount = models.BigIntegerField()
+    scale = models.PositiveSmallIntegerField()
+    asset_code = models.CharField(max_length=100)
+    chart_of_accounts_group_name = models.CharField(max_length=256, blank=True, default="")
+    source = models.JSONField(default=list)
+    destination = models.JSONField(default=list)
+    metadata = models.JSONField(default=dict, blank=True)
+    # The planned legs (account id, alias, direction, amount, description, chart of accounts):
+    # what commit settles and what a revert mirrors.
+    legs = models.JSONField(default=list)
+
+    class Meta(TimestampedModel.Meta):
+        constraints = [
+            models.UniqueConstraint(
+                fields=["parent"], condition=Q(is_reversal=True), name="transaction_one_reversal"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=["CREATED", "PRE_APPROVED", "SENT", "CANCELED"]),
+                name="transaction_status_valid",
+            ),
+            models.CheckConstraint(condition=Q(amount__gt=0), name="transaction_amount_positive"),
+        ]
+        indexes = [
+            models.Index(fields=["ledger", "created_at", "id"], name="tx_ledger_created_idx"),
+            models.Index(fields=["ledger", "status", "created_at"], name="tx_ledger_status_idx"),
+            models.Index(fields=["ledger", "type"], name="tx_ledger_type_idx"),
+            models.Index(fields=["ledger", "asset_code"], name="tx_ledger_asset_idx"),
+            models.Index(fields=["organization"], name="tx_org_idx"),
+        ]
+
+
+class Operation(TimestampedModel):
+    """One balance change. Append-only: never updated, never deleted."""
+
+    DEBIT = "DEBIT"
+    CREDIT = "CREDIT"
+    # What the operation did to the balance: POST moves available; HOLD moves available to
+    # onHold (pending create); SETTLE takes from onHold (commit); RELEASE returns onHold to
+    # available (cancel).
+    POST = "POST"
+    HOLD = "HOLD"
+    SETTLE = "SETTLE"
+    RELEASE = "RELEASE"
+
+    organization = models.ForeignKey(Organization, on_delete=models.PROTECT, related_name="+")
+    ledger = models.ForeignKey(Ledger, on_delete=models.PROTECT, related_name="+")
+    transaction = models.ForeignKey(
+        Transaction, on_delete=models.PROTECT, related_name="operations"
+    )
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="operations")
+    account_alias = models.CharField(max_length=101)
+    portfolio_id = models.UUIDField(null=True, blank=True)
+    type = models.CharField(max_length=6)
+    effect = models.CharField(max_length=7, default=POST)
+    asset_code = models.CharField(max_length=100)
+    chart_of_accounts = models.CharField(max_length=256, blank=True, default="")
+    description = models.TextField(blank=True, default="")
+    amount = models.BigIntegerField()
+    scale = models.PositiveSmallIntegerField()
+    balance_available = models.BigIntegerField()
+    balance_on_hold = models.BigIntegerField()
+    balance_scale = models.PositiveSmallIntegerField()
+    balance_available_after = models.BigIntegerField()
+    balance_on_hold_after = models.BigIntegerField()
+    balance_scale_after = models.PositiveSmallIntegerField()
+    balance_version = models.BigIntegerField()
+    metadata = models.JSONField(default=dict, blank=True)
+
+    class Meta(TimestampedModel.Meta):
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="operation_amount_positive"),
+            models.CheckConstraint(
+                condition=Q(type__in=["DEBIT", "CREDIT"]), name="operation_type_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(effect__in=["POST", "HOLD", "SETTLE", "RELEASE"]),
+                name="operation_effect_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(balance_scale_after__gte=F("balance_scale")),
+                name="operation_scale_never_shrinks",
+            ),
+            models.UniqueConstraint(
+                fields=["account", "balance_version"], name="operation_account_version_uniq"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["transaction"], name="op_transaction_idx"),
+            models.Index(fields=["account", "created_at"], name="op_account_created_idx"),
+            models.Index(fields=["organization"], name="op_org_idx"),
+        ]
+
+
+class IdempotencyKey(models.Model):
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    ledger = models.ForeignKey(Ledger, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=255)
+    request_hash = models.CharField(max_length=64)
+    response_status = models.PositiveSmallIntegerField()
+    response_body = models.JSONField()
+    transaction = models.ForeignKey(
+        Transaction, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "ledger", "key"], name="idempotency_key_uniq"
+            )
+        ]
