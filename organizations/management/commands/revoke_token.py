@@ -1,0 +1,24 @@
+"""``manage.py revoke_token NAME``: the token stops working at once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from ledgerproject.api.errors import ApiError
+from organizations.services import token_revoke
+
+
+class Command(BaseCommand):
+    help = "Revoke an API token by name. Requests with it then answer 401 0042."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("name")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            token = token_revoke(name=options["name"])
+        except ApiError as exc:
+            raise CommandError(exc.description) from exc
+        self.stdout.write(f"Revoked token '{token.name}'.")
