@@ -4,6 +4,6 @@ import os
 
 os.environ.setdefault("LEDGER_DEV_DEFAULTS", "1")
 
-from ledgerproject.settings import *  # noqa: E402,F403
+from ledgerproject.settings import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 from django.urls import include, path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
 from ledgerproject.api.views import UnknownEndpointView, health
 
@@ -11,7 +11,7 @@ public = {"authentication_classes": [], "permission_classes": []}
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("health", health),
-    path("v1/openapi.json", SpectacularAPIView.as_view(**public), name="openapi"),
+    path("v1/openapi.json", SpectacularJSONAPIView.as_view(**public), name="openapi"),
     path("v1/docs/", SpectacularSwaggerView.as_view(url_name="openapi", **public), name="docs"),
     path("v1/", include("organizations.urls")),
     re_path(r"^v1(?:/.*)?$", UnknownEndpointView.as_view()),

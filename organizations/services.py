@@ -41,7 +41,8 @@ def _require_unlimited(principal: Any) -> None:
     if principal is not None and principal.is_limited:
         raise ApiError(
             ErrorCode.INSUFFICIENT_PRIVILEGES,
-            "Only a token not limited to organizations may create or move a top-level organization.",
+            "Only a token not limited to organizations may create or move a top-level "
+            "organization.",
         )
 
 
@@ -166,9 +167,10 @@ def token_create(
     expires_at = None
     if expires_in_days is not None:
         expires_at = timezone.now() + dt.timedelta(days=expires_in_days)
+    wanted = {uuid.UUID(str(pk)) for pk in organization_ids}
     with transaction.atomic():
-        organizations = list(Organization.objects.filter(pk__in=list(organization_ids)))
-        missing = set(organization_ids) - {o.pk for o in organizations}
+        organizations = list(Organization.objects.filter(pk__in=wanted))
+        missing = wanted - {o.pk for o in organizations}
         if missing:
             raise ApiError(
                 ErrorCode.NOT_FOUND, f"Unknown organization(s): {', '.join(map(str, missing))}."

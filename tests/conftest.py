@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 os.environ.setdefault("LEDGER_DEV_DEFAULTS", "1")
 
-from organizations import services as org_services  # noqa: E402
+from organizations import services as org_services
 
 
 class Api:
@@ -88,5 +88,6 @@ def assert_error(response: Any, status: int, code: str) -> dict[str, Any]:
 
 def requires_postgres() -> Any:
     return pytest.mark.skipif(
-        connection.vendor != "postgresql", reason="needs PostgreSQL (row locks and real concurrency)"
+        connection.vendor != "postgresql",
+        reason="needs PostgreSQL (row locks and real concurrency)",
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.utils import timezone
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
@@ -49,13 +50,13 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         scheme, _, raw = header.partition(" ")
         raw = raw.strip()
         if scheme.lower() != "bearer" or not raw:
-            raise exceptions.AuthenticationFailed("The Authorization header must be 'Bearer <token>'.")
+            raise exceptions.AuthenticationFailed(
+                "The Authorization header must be 'Bearer <token>'."
+            )
         prefix = split_prefix(raw)
         token = None
         if prefix is not None:
-            token = (
-                ApiToken.objects.filter(prefix=prefix).prefetch_related("organizations").first()
-            )
+            token = ApiToken.objects.filter(prefix=prefix).prefetch_related("organizations").first()
         if token is None or not secret_matches(raw, token.secret_hash):
             raise exceptions.AuthenticationFailed("The token is not valid.")
         if token.revoked_at is not None:
@@ -67,6 +68,18 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request: Request) -> str:
         return 'Bearer realm="api"'
+
+
+class BearerTokenScheme(OpenApiAuthenticationExtension):
+    target_class = BearerTokenAuthentication
+    name = "bearerAuth"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "An API token from create_token.",
+        }
 
 
 def principal_of(request: Any) -> TokenPrincipal:

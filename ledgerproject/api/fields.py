@@ -22,7 +22,7 @@ STATUS_DEFAULT = {"status_code": "ACTIVE", "status_description": None}
 def render_timestamp(value: dt.datetime | None) -> str | None:
     if value is None:
         return None
-    return value.astimezone(dt.timezone.utc).strftime(TIMESTAMP_FORMAT)
+    return value.astimezone(dt.UTC).strftime(TIMESTAMP_FORMAT)
 
 
 def parse_timestamp(raw: str, *, field: str, end_of_day: bool = False) -> dt.datetime:
@@ -45,13 +45,11 @@ def parse_timestamp(raw: str, *, field: str, end_of_day: bool = False) -> dt.dat
             fields={field: "invalid date"},
         )
     if timezone.is_naive(value):
-        value = value.replace(tzinfo=dt.timezone.utc)
+        value = value.replace(tzinfo=dt.UTC)
     return value
 
 
-@extend_schema_field(
-    {"type": "string", "example": "2026-11-22T12:00:00+0000", "nullable": True}
-)
+@extend_schema_field({"type": "string", "example": "2026-11-22T12:00:00+0000", "nullable": True})
 class TimestampField(serializers.Field):
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("read_only", True)
@@ -89,7 +87,9 @@ class StatusField(serializers.Field):
             )
         code = data.get("code")
         if not isinstance(code, str) or not code.strip() or len(code) > 100:
-            raise serializers.ValidationError("status.code must be a string of 1 to 100 characters.")
+            raise serializers.ValidationError(
+                "status.code must be a string of 1 to 100 characters."
+            )
         description = data.get("description")
         if description is not None and (not isinstance(description, str) or len(description) > 256):
             raise serializers.ValidationError("status.description must be a string or null.")
@@ -132,7 +132,9 @@ def validate_metadata(value: Any, *, field: str = "metadata") -> dict[str, Any]:
 @extend_schema_field(
     {
         "type": "object",
-        "additionalProperties": {"oneOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"}]},
+        "additionalProperties": {
+            "oneOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"}]
+        },
     }
 )
 class MetadataField(serializers.Field):

@@ -6,8 +6,9 @@ from typing import Any
 
 import django_filters
 from django import forms
-from django.db.models import QuerySet
+from django.db.models import QuerySet, TextField
 from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast
 from rest_framework.request import Request
 
 from ledgerproject.api.errors import ApiError, ErrorCode
@@ -72,9 +73,8 @@ def apply_common_filters(queryset: QuerySet[Any], request: Request) -> QuerySet[
     """``metadata.<key>=<value>`` (all must match, compared as text) and ``deleted=false``."""
     for index, (key, value) in enumerate(metadata_pairs(request)):
         alias = f"_metadata_{index}"
-        queryset = queryset.alias(**{alias: KeyTextTransform(key, "metadata")}).filter(
-            **{alias: value}
-        )
+        as_text = Cast(KeyTextTransform(key, "metadata"), output_field=TextField())
+        queryset = queryset.alias(**{alias: as_text}).filter(**{alias: value})
     deleted = _bool_param(request, "deleted")
     if deleted is False:
         queryset = queryset.filter(deleted_at__isnull=True)

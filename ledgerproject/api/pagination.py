@@ -82,8 +82,6 @@ class KeysetPage:
     def response(self, data: Any) -> Response:
         headers = {}
         if self.next_cursor:
-            url = replace_query_param(
-                self.request.build_absolute_uri(), "cursor", self.next_cursor
-            )
+            url = replace_query_param(self.request.build_absolute_uri(), "cursor", self.next_cursor)
             headers["Link"] = f'<{url}>; rel="next"'
         return Response(data, headers=headers)

@@ -32,7 +32,9 @@ def error_responses(*statuses: int) -> dict[int, OpenApiResponse]:
         422: "Refused by a business rule",
         429: "Too many requests",
     }
-    return {s: OpenApiResponse(ErrorSerializer, description=texts.get(s, "Error")) for s in statuses}
+    return {
+        s: OpenApiResponse(ErrorSerializer, description=texts.get(s, "Error")) for s in statuses
+    }
 
 
 COMMON_ERRORS = (400, 401, 403, 404, 405, 415, 429)

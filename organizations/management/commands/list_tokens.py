@@ -36,4 +36,6 @@ class Command(BaseCommand):
             )
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         for row in rows:
-            self.stdout.write("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+            self.stdout.write(
+                "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+            )

@@ -1,0 +1,67 @@
+"""Operator commands for tokens and the demo."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from organizations.models import ApiToken
+from tests.conftest import Api, assert_error
+
+
+def run(*args):
+    out, err = io.StringIO(), io.StringIO()
+    call_command(*args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def test_it_creates_a_token_that_works_and_prints_it_last(db, organization):
+    out, _ = run(
+        "create_token",
+        "ops",
+        "--organization",
+        organization["id"],
+        "--read-only",
+        "--expires-in-days",
+        "3",
+    )
+    raw = out.strip().splitlines()[-1]
+    token = ApiToken.objects.get(name="ops")
+    assert token.read_only and token.expires_at is not None
+    assert [str(o.pk) for o in token.organizations.all()] == [organization["id"]]
+    assert Api(raw).get(f"/v1/organizations/{organization['id']}").status_code == 200
+
+
+def test_it_refuses_duplicate_names_and_unknown_organizations(db):
+    run("create_token", "dup")
+    with pytest.raises(CommandError):
+        run("create_token", "dup")
+    with pytest.raises(CommandError):
+        run("create_token", "x", "--organization", "00000000-0000-0000-0000-000000000001")
+
+
+def test_it_revokes_and_lists_tokens(db):
+    out, _ = run("create_token", "gone")
+    raw = out.strip().splitlines()[-1]
+    run("revoke_token", "gone")
+    assert_error(Api(raw).get("/v1/organizations"), 401, "0042")
+    listing, _ = run("list_tokens")
+    assert "gone" in listing and "revoked" in listing and raw not in listing
+    with pytest.raises(CommandError):
+        run("revoke_token", "never-existed")
+
+
+def test_it_bootstraps_the_demo_idempotently(db):
+    first, _ = run("bootstrap_demo")
+    second, _ = run("bootstrap_demo")
+    from organizations.models import Ledger, Organization
+
+    assert Organization.objects.count() == 1 and Ledger.objects.count() == 1
+    assert "admin / " in first and "shown at first run" in second
+    token = next(line.split()[-1] for line in second.splitlines() if "API token:" in line)
+    curl = next(line for line in second.splitlines() if line.strip().startswith("curl"))
+    path = curl.split()[-1].replace("http://127.0.0.1:8000", "")
+    response = Api(token).get(path)
+    assert response.status_code == 200 and response.json()["name"] == "Demo Ledger"
