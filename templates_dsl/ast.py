@@ -1,0 +1,154 @@
+"""The syntax tree of a template: frozen dataclasses whose equality ignores source positions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+
+class Span(NamedTuple):
+    """A 1-based position in the template text; (0, 0) when the node was not parsed from text."""
+
+    line: int
+    column: int
+
+
+NO_SPAN = Span(0, 0)
+MAX_AMOUNT = 2**63 - 1
+
+MetadataValue = str | int | bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class Term:
+    """One summand of an amount: a variable (name without ``$``) or a non-negative literal."""
+
+    variable: str | None = None
+    literal: int | None = None
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if (self.variable is None) == (self.literal is None):
+            raise ValueError("a term is either a variable or a literal")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Amount:
+    """``<term>(+<term>)*|<scale>``."""
+
+    terms: tuple[Term, ...]
+    scale: int
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+    scale_span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+    def variables(self) -> tuple[str, ...]:
+        return tuple(term.variable for term in self.terms if term.variable is not None)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AccountRef:
+    """An account in a from or to block: an ``@alias`` (kept with its ``@``) or a variable."""
+
+    alias: str | None = None
+    variable: str | None = None
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if (self.alias is None) == (self.variable is None):
+            raise ValueError("an account is either an alias or a variable")
+
+
+@dataclass(frozen=True, kw_only=True)
+class From:
+    """``(from ACCOUNT :amount ASSET AMOUNT (description ...)? (chart-of-accounts ...)?)``."""
+
+    account: AccountRef
+    asset: str
+    amount: Amount
+    description: str | None = None
+    chart_of_accounts: str | None = None
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+    asset_span: Span = field(default=NO_SPAN, compare=False, repr=False)
+    description_span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class To:
+    """A destination: ``:amount ASSET AMOUNT`` or, inside the remaining block, ``:remaining``."""
+
+    account: AccountRef
+    asset: str | None = None
+    amount: Amount | None = None
+    remaining: bool = False
+    description: str | None = None
+    chart_of_accounts: str | None = None
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+    asset_span: Span = field(default=NO_SPAN, compare=False, repr=False)
+    description_span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Send:
+    """``(send ASSET AMOUNT (source FROM...))``."""
+
+    asset: str
+    amount: Amount
+    sources: tuple[From, ...]
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+    asset_span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Distribute:
+    """``(distribute TO... (distribute :remaining TO)?)``."""
+
+    tos: tuple[To, ...]
+    remaining: To | None = None
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+def _add(names: list[str], name: str | None) -> None:
+    if name is not None and name not in names:
+        names.append(name)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Template:
+    """A whole ``(transaction-template v1 ...)``."""
+
+    version: str = "v1"
+    group_name: str
+    code: str
+    description: str | None = None
+    pending: bool | None = None
+    metadata: tuple[tuple[str, MetadataValue], ...] = ()
+    send: Send
+    distribute: Distribute
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+    description_span: Span = field(default=NO_SPAN, compare=False, repr=False)
+    metadata_spans: tuple[Span, ...] = field(default=(), compare=False, repr=False)
+
+    def froms(self) -> tuple[From, ...]:
+        return self.send.sources
+
+    def destinations(self) -> tuple[To, ...]:
+        remaining = (self.distribute.remaining,) if self.distribute.remaining else ()
+        return self.distribute.tos + remaining
+
+    def amounts(self) -> tuple[Amount, ...]:
+        amounts = [self.send.amount, *(source.amount for source in self.send.sources)]
+        amounts.extend(to.amount for to in self.distribute.tos if to.amount is not None)
+        return tuple(amounts)
+
+    def amount_variables(self) -> tuple[str, ...]:
+        names: list[str] = []
+        for amount in self.amounts():
+            for name in amount.variables():
+                _add(names, name)
+        return tuple(names)
+
+    def account_variables(self) -> tuple[str, ...]:
+        names: list[str] = []
+        for node in (*self.froms(), *self.destinations()):
+            _add(names, node.account.variable)
+        return tuple(names)

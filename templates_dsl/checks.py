@@ -1,0 +1,161 @@
+"""Static checks of a parsed template, run when a template is saved."""
+
+from __future__ import annotations
+
+import re
+
+from templates_dsl import ast
+from templates_dsl.errors import TemplateError
+from templates_dsl.lexer import VARIABLE_RE
+
+ASSET_RE = re.compile(r"[A-Z0-9]+")
+MAX_SCALE = 18
+MAX_METADATA_KEY_LENGTH = 100
+MAX_METADATA_VALUE_LENGTH = 2000
+
+Problem = tuple[ast.Span, str]
+
+
+def check_template(t: ast.Template) -> None:
+    """Raise ``TemplateError`` at the first offending node, in text order; return when valid."""
+    problems = [
+        *_metadata_problems(t),
+        *_send_problems(t.send),
+        *_distribute_problems(t.distribute, t.send),
+        *_variable_problems(t),
+    ]
+    if problems:
+        span, message = min(problems, key=lambda problem: problem[0])
+        raise TemplateError.at(span, message)
+
+
+def _metadata_problems(t: ast.Template) -> list[Problem]:
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    for index, (key, value) in enumerate(t.metadata):
+        span = t.metadata_spans[index] if index < len(t.metadata_spans) else t.span
+        if key in seen:
+            problems.append((span, f"duplicate metadata key '{key}' ; expected each key once"))
+        seen.add(key)
+        if len(key) > MAX_METADATA_KEY_LENGTH:
+            problems.append(
+                (span, f"metadata key longer than {MAX_METADATA_KEY_LENGTH} characters")
+            )
+        if isinstance(value, str) and len(value) > MAX_METADATA_VALUE_LENGTH:
+            problems.append(
+                (span, f"metadata value longer than {MAX_METADATA_VALUE_LENGTH} characters")
+            )
+    return problems
+
+
+def _amount_problems(amount: ast.Amount, send: ast.Send | None) -> list[Problem]:
+    problems: list[Problem] = []
+    for term in amount.terms:
+        if term.literal is not None and not 0 <= term.literal <= ast.MAX_AMOUNT:
+            problems.append((term.span, f"amount {term.literal} ; expected 0 to {ast.MAX_AMOUNT}"))
+    if send is None:
+        if not 0 <= amount.scale <= MAX_SCALE:
+            problems.append(
+                (amount.scale_span, f"scale {amount.scale} ; expected a scale from 0 to 18")
+            )
+    elif amount.scale != send.amount.scale:
+        problems.append(
+            (
+                amount.scale_span,
+                f"scale {amount.scale} ; expected the send scale {send.amount.scale}",
+            )
+        )
+    return problems
+
+
+def _asset_problems(asset: str | None, span: ast.Span, send: ast.Send) -> list[Problem]:
+    if asset != send.asset:
+        return [(span, f"asset '{asset}' ; expected the send asset {send.asset}")]
+    return []
+
+
+def _send_problems(send: ast.Send) -> list[Problem]:
+    problems = _amount_problems(send.amount, None)
+    if not ASSET_RE.fullmatch(send.asset):
+        problems.append(
+            (
+                send.asset_span,
+                f"asset '{send.asset}' ; expected an asset code of upper-case letters and digits",
+            )
+        )
+    if not send.sources:
+        problems.append((send.span, "(source) holds no (from ...) ; expected at least one"))
+    for source in send.sources:
+        problems += _asset_problems(source.asset, source.asset_span, send)
+        problems += _amount_problems(source.amount, send)
+    return problems
+
+
+def _distribute_problems(distribute: ast.Distribute, send: ast.Send) -> list[Problem]:
+    problems: list[Problem] = []
+    if not distribute.tos and distribute.remaining is None:
+        problems.append(
+            (distribute.span, "(distribute) holds no (to ...) ; expected at least one destination")
+        )
+    for to in distribute.tos:
+        if to.remaining or to.amount is None:
+            problems.append(
+                (
+                    to.span,
+                    "':remaining' outside (distribute :remaining ...) ; "
+                    "expected ':amount ASSET AMOUNT'",
+                )
+            )
+            continue
+        problems += _asset_problems(to.asset, to.asset_span, send)
+        problems += _amount_problems(to.amount, send)
+    remaining = distribute.remaining
+    if remaining is not None and (not remaining.remaining or remaining.amount is not None):
+        problems.append(
+            (
+                remaining.span,
+                "a (to ... :amount ...) inside (distribute :remaining ...) ; "
+                "expected (to ACCOUNT :remaining ...)",
+            )
+        )
+    return problems
+
+
+def _descriptions(t: ast.Template) -> list[tuple[str, ast.Span]]:
+    described: list[tuple[str | None, ast.Span]] = [(t.description, t.description_span)]
+    described += [(node.description, node.description_span) for node in t.froms()]
+    described += [(node.description, node.description_span) for node in t.destinations()]
+    return [(text, span) for text, span in described if text is not None]
+
+
+def _variable_problems(t: ast.Template) -> list[Problem]:
+    problems: list[Problem] = []
+    amounts = t.amount_variables()
+    accounts = t.account_variables()
+    for node in (*t.froms(), *t.destinations()):
+        name = node.account.variable
+        if name is not None and name in amounts:
+            problems.append(
+                (
+                    node.account.span,
+                    f"${name} is used both as an amount and as an account ; "
+                    "expected a separate variable for each",
+                )
+            )
+    declared = set(amounts) | set(accounts)
+    listing = ", ".join(f"${name}" for name in (*amounts, *accounts))
+    for text, span in _descriptions(t):
+        for match in VARIABLE_RE.finditer(text):
+            if match.group()[1:] not in declared:
+                expected = (
+                    f"one of {listing}"
+                    if listing
+                    else "a declared variable, and this template declares none"
+                )
+                problems.append(
+                    (
+                        span,
+                        f"undeclared variable {match.group()} in description ; expected {expected}",
+                    )
+                )
+    return problems

@@ -1,0 +1,240 @@
+"""Evaluate a checked template with a request's variables into the legs of a posting."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ledgerproject.api.errors import ApiError, ErrorCode
+from templates_dsl import ast
+from templates_dsl.lexer import ALIAS_RE
+
+MAX_VARIABLE_AMOUNT = 10**18
+
+Direction = Literal["DEBIT", "CREDIT"]
+
+
+@dataclass(frozen=True)
+class Leg:
+    """One operation to write: an account, its side, and an integer amount at the plan's scale."""
+
+    alias: str
+    direction: Direction
+    amount: int
+    description: str
+    chart_of_accounts: str
+
+
+@dataclass(frozen=True)
+class PostingPlan:
+    """What a template and its variables post: debits first, then credits, zero legs dropped."""
+
+    code: str
+    asset: str
+    scale: int
+    total: int
+    description: str | None
+    pending: bool
+    metadata: dict[str, ast.MetadataValue]
+    group_name: str
+    legs: tuple[Leg, ...]
+
+
+def plan_posting(template: ast.Template, variables: Mapping[str, object]) -> PostingPlan:
+    """Raise ``ApiError`` (0009, 0047, 0053, 0073, 0090) when the variables do not fit."""
+    values = _values(template, _by_name(variables))
+    total = _evaluate(template.send.amount, values)
+    if total == 0:
+        raise ApiError(ErrorCode.TRANSACTION_VALUE_MISMATCH, "Nothing to send: the amount is 0.")
+    debits = [_evaluate(source.amount, values) for source in template.send.sources]
+    credits = [
+        _evaluate(to.amount, values) if to.amount is not None else 0
+        for to in template.distribute.tos
+    ]
+    remainder = _remainder(template, total, sum(debits), sum(credits))
+
+    substitute = _substitution(values)
+    legs: list[Leg] = []
+    pairs: list[tuple[ast.From | ast.To, Direction, int]] = [
+        *(
+            (source, "DEBIT", amount)
+            for source, amount in zip(template.send.sources, debits, strict=True)
+        ),
+        *(
+            (to, "CREDIT", amount)
+            for to, amount in zip(template.distribute.tos, credits, strict=True)
+        ),
+    ]
+    if template.distribute.remaining is not None:
+        pairs.append((template.distribute.remaining, "CREDIT", remainder))
+    for node, direction, amount in pairs:
+        if amount == 0:
+            continue
+        ref = node.account
+        alias = ref.alias if ref.alias is not None else str(values[str(ref.variable)])
+        legs.append(
+            Leg(
+                alias=alias,
+                direction=direction,
+                amount=amount,
+                description=substitute(node.description or ""),
+                chart_of_accounts=node.chart_of_accounts or "",
+            )
+        )
+    _refuse_ambiguous(template, legs, values)
+    description = template.description
+    return PostingPlan(
+        code=template.code,
+        asset=template.send.asset,
+        scale=template.send.amount.scale,
+        total=total,
+        description=substitute(description) if description is not None else None,
+        pending=bool(template.pending),
+        metadata=dict(template.metadata),
+        group_name=template.group_name,
+        legs=tuple(legs),
+    )
+
+
+def _by_name(variables: Mapping[str, object]) -> dict[str, object]:
+    given: dict[str, object] = {}
+    for key, value in variables.items():
+        if not isinstance(key, str):
+            raise ApiError(
+                ErrorCode.BAD_REQUEST,
+                "Variable names must be strings.",
+                fields={"variables": "variable names must be strings"},
+            )
+        name = key.removeprefix("$")
+        if name in given:
+            raise ApiError(
+                ErrorCode.BAD_REQUEST,
+                f"The variable {name} is given twice, as {name} and as ${name}.",
+                fields={f"variables.{name}": f"given both as {name} and as ${name}"},
+            )
+        given[name] = value
+    return given
+
+
+def _values(template: ast.Template, given: dict[str, object]) -> dict[str, int | str]:
+    amounts = template.amount_variables()
+    accounts = template.account_variables()
+    needed = (*amounts, *accounts)
+    missing = [name for name in needed if name not in given]
+    if missing:
+        raise ApiError(
+            ErrorCode.MISSING_FIELDS,
+            "Missing variables: " + ", ".join(missing) + ".",
+            fields={f"variables.{name}": "required by the template" for name in missing},
+        )
+    unexpected = [name for name in given if name not in needed]
+    if unexpected:
+        raise ApiError(
+            ErrorCode.UNEXPECTED_FIELDS,
+            "Variables the template does not use: " + ", ".join(unexpected) + ".",
+            fields={f"variables.{name}": "not used by the template" for name in unexpected},
+        )
+    values: dict[str, int | str] = {}
+    invalid: dict[str, str] = {}
+    for name in amounts:
+        amount = _amount_value(given[name])
+        if isinstance(amount, int):
+            values[name] = amount
+        else:
+            invalid[f"variables.{name}"] = amount
+    for name in accounts:
+        alias = given[name]
+        if isinstance(alias, str) and ALIAS_RE.fullmatch(alias):
+            values[name] = alias
+        else:
+            invalid[f"variables.{name}"] = "must be an account alias such as @alice"
+    if invalid:
+        names = ", ".join(key.removeprefix("variables.") for key in invalid)
+        raise ApiError(ErrorCode.BAD_REQUEST, f"Invalid variables: {names}.", fields=invalid)
+    return values
+
+
+def _amount_value(value: Any) -> int | str:
+    """The amount, or why it is refused."""
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        if len(value.lstrip("0")) > len(str(MAX_VARIABLE_AMOUNT)):
+            return f"must be at most {MAX_VARIABLE_AMOUNT}"
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        return "must be a non-negative integer or a string of digits"
+    if value < 0:
+        return "must not be negative"
+    if value > MAX_VARIABLE_AMOUNT:
+        return f"must be at most {MAX_VARIABLE_AMOUNT}"
+    return value
+
+
+def _evaluate(amount: ast.Amount, values: Mapping[str, int | str]) -> int:
+    result = 0
+    for term in amount.terms:
+        result += (
+            int(values[term.variable]) if term.variable is not None else int(term.literal or 0)
+        )
+    if result > ast.MAX_AMOUNT:
+        names = amount.variables()
+        raise ApiError(
+            ErrorCode.BAD_REQUEST,
+            f"An amount adds up to {result}, more than the largest amount {ast.MAX_AMOUNT}.",
+            fields={f"variables.{name}": "makes an amount too large" for name in names} or None,
+        )
+    return result
+
+
+def _remainder(template: ast.Template, total: int, debits: int, credits: int) -> int:
+    if debits != total:
+        raise ApiError(
+            ErrorCode.TRANSACTION_VALUE_MISMATCH,
+            f"The sources add up to {debits} but the amount sent is {total}.",
+        )
+    if credits > total:
+        raise ApiError(
+            ErrorCode.TRANSACTION_VALUE_MISMATCH,
+            f"The destinations add up to {credits}, more than the amount sent, {total}.",
+        )
+    remainder = total - credits
+    if remainder > 0 and template.distribute.remaining is None:
+        raise ApiError(
+            ErrorCode.TRANSACTION_VALUE_MISMATCH,
+            f"The destinations add up to {credits} but the amount sent is {total}, and the "
+            f"template has no (distribute :remaining ...) to receive the other {remainder}.",
+        )
+    return remainder
+
+
+def _refuse_ambiguous(
+    template: ast.Template, legs: list[Leg], values: Mapping[str, int | str]
+) -> None:
+    debited = {leg.alias for leg in legs if leg.direction == "DEBIT"}
+    both = [leg.alias for leg in legs if leg.direction == "CREDIT" and leg.alias in debited]
+    if not both:
+        return
+    alias = both[0]
+    fields = {
+        f"variables.{name}": f"{alias} is both a source and a destination"
+        for name in template.account_variables()
+        if values[name] == alias
+    }
+    raise ApiError(
+        ErrorCode.AMBIGUOUS_ACCOUNT,
+        f"The account {alias} is both a source and a destination.",
+        fields=fields or None,
+    )
+
+
+def _substitution(values: Mapping[str, int | str]) -> Callable[[str], str]:
+    if not values:
+        return str
+    names = sorted(values, key=len, reverse=True)
+    pattern = re.compile("|".join(re.escape(f"${name}") for name in names))
+
+    def substitute(text: str) -> str:
+        return pattern.sub(lambda match: str(values[match.group()[1:]]), text)
+
+    return substitute
