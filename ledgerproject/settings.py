@@ -145,6 +145,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "ledgerproject.api.schema.LedgerAutoSchema",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "ledgerproject.api.negotiation.AlwaysJson",
     "EXCEPTION_HANDLER": "ledgerproject.api.exceptions.exception_handler",
     "DATETIME_FORMAT": "%Y-%m-%dT%H:%M:%S%z",
     "UNAUTHENTICATED_USER": None,

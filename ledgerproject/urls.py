@@ -14,6 +14,9 @@ urlpatterns = [
     path("v1/openapi.json", SpectacularJSONAPIView.as_view(**public), name="openapi"),
     path("v1/docs/", SpectacularSwaggerView.as_view(url_name="openapi", **public), name="docs"),
     path("v1/", include("organizations.urls")),
+    path("v1/", include("instruments.urls")),
+    path("v1/", include("templates_dsl.urls")),
+    path("v1/", include("transactions.urls")),
     re_path(r"^v1(?:/.*)?$", UnknownEndpointView.as_view()),
 ]
 

@@ -33,7 +33,9 @@ class Balance(models.Model):
                 condition=Q(is_external=True) | Q(available__gte=0),
                 name="balance_available_not_negative",
             ),
-            models.CheckConstraint(condition=Q(on_hold__gte=0), name="balance_on_hold_not_negative"),
+            models.CheckConstraint(
+                condition=Q(on_hold__gte=0), name="balance_on_hold_not_negative"
+            ),
             models.CheckConstraint(condition=Q(scale__lte=18), name="balance_scale_range"),
         ]
         indexes = [models.Index(fields=["ledger", "asset_code"], name="balance_ledger_asset_idx")]

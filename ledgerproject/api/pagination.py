@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import base64
+import binascii
 import datetime as dt
 import json
 import uuid
@@ -24,23 +25,29 @@ def _bad(param: str, message: str) -> ApiError:
     return ApiError(ErrorCode.INVALID_QUERY_PARAMETER, message, fields={param: message})
 
 
-def encode_cursor(created_at: dt.datetime, pk: uuid.UUID) -> str:
-    raw = json.dumps([created_at.isoformat(), str(pk)]).encode()
+def encode_cursor(first: Any, pk: uuid.UUID) -> str:
+    value = first.isoformat() if isinstance(first, dt.datetime) else first
+    raw = json.dumps([value, str(pk)]).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str) -> tuple[dt.datetime, uuid.UUID]:
+def decode_cursor(cursor: str) -> tuple[Any, uuid.UUID]:
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
-        created, pk = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        return dt.datetime.fromisoformat(created), uuid.UUID(pk)
-    except (ValueError, TypeError, json.JSONDecodeError):
+        first, pk = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        if isinstance(first, str):
+            first = dt.datetime.fromisoformat(first)
+        elif not isinstance(first, int) or isinstance(first, bool):
+            raise ValueError(first)
+        return first, uuid.UUID(pk)
+    except (ValueError, TypeError, json.JSONDecodeError, binascii.Error):
         raise _bad("cursor", "The cursor is not valid.") from None
 
 
 class KeysetPage:
-    def __init__(self, request: Request) -> None:
+    def __init__(self, request: Request, *, keys: tuple[str, str] = ("created_at", "id")) -> None:
         self.request = request
+        self.keys = keys
         params = request.query_params
         raw_limit = params.get("limit")
         if raw_limit is None or raw_limit == "":
@@ -64,19 +71,18 @@ class KeysetPage:
         self.next_cursor: str | None = None
 
     def slice(self, queryset: QuerySet[Any]) -> list[Any]:
+        first, second = self.keys
         if self.cursor is not None:
-            created, pk = self.cursor
-            if self.descending:
-                after = Q(created_at__lt=created) | Q(created_at=created, id__lt=pk)
-            else:
-                after = Q(created_at__gt=created) | Q(created_at=created, id__gt=pk)
+            value, pk = self.cursor
+            op = "lt" if self.descending else "gt"
+            after = Q(**{f"{first}__{op}": value}) | Q(**{first: value, f"{second}__{op}": pk})
             queryset = queryset.filter(after)
-        ordering = ["-created_at", "-id"] if self.descending else ["created_at", "id"]
+        ordering = [f"-{k}" for k in self.keys] if self.descending else list(self.keys)
         rows: list[Model] = list(queryset.order_by(*ordering)[: self.limit + 1])
         if len(rows) > self.limit:
             rows = rows[: self.limit]
             last = rows[-1]
-            self.next_cursor = encode_cursor(last.created_at, last.pk)  # type: ignore[attr-defined]
+            self.next_cursor = encode_cursor(getattr(last, first), last.pk)
         return rows
 
     def response(self, data: Any) -> Response:

@@ -1,0 +1,83 @@
+"""Writes of transaction templates: the text is compiled and checked before anything is stored."""
+
+from __future__ import annotations
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from instruments.models import Instrument
+from ledgerproject.api.errors import ApiError, ErrorCode
+from organizations.models import Ledger
+from templates_dsl import ast
+from templates_dsl.compile import compile_template
+from templates_dsl.errors import TemplateError
+from templates_dsl.models import TransactionTemplate
+
+
+def template_compile_for(*, ledger: Ledger, text: str) -> ast.Template:
+    """Parse and check ``text``; its send asset must be an instrument of the ledger."""
+    template = compile_template(text)
+    asset = template.send.asset
+    if not Instrument.objects.filter(
+        ledger_id=ledger.pk, code=asset, deleted_at__isnull=True
+    ).exists():
+        raise TemplateError.at(
+            template.send.asset_span, f"the instrument {asset} does not exist in this ledger"
+        )
+    return template
+
+
+def _fields(template: ast.Template, text: str) -> dict[str, object]:
+    return {
+        "code": template.code,
+        "text": text,
+        "description": template.description,
+        "pending": bool(template.pending),
+        "chart_of_accounts_group_name": template.group_name,
+        "asset_code": template.send.asset,
+        "metadata": dict(template.metadata),
+    }
+
+
+def _code_in_use(code: str) -> ApiError:
+    return ApiError(
+        ErrorCode.TEMPLATE_CODE_IN_USE,
+        f"The template code '{code}' is already in use in this ledger.",
+    )
+
+
+def template_create(*, ledger: Ledger, text: str) -> TransactionTemplate:
+    compiled = template_compile_for(ledger=ledger, text=text)
+    active = TransactionTemplate.objects.filter(
+        ledger_id=ledger.pk, code=compiled.code, deleted_at__isnull=True
+    )
+    if active.exists():
+        raise _code_in_use(compiled.code)
+    try:
+        with transaction.atomic():
+            return TransactionTemplate.objects.create(
+                organization_id=ledger.organization_id, ledger=ledger, **_fields(compiled, text)
+            )
+    except IntegrityError:
+        raise _code_in_use(compiled.code) from None
+
+
+def template_replace(*, template: TransactionTemplate, text: str) -> TransactionTemplate:
+    compiled = template_compile_for(ledger=template.ledger, text=text)
+    if compiled.code != template.code:
+        raise ApiError(
+            ErrorCode.UNMODIFIABLE_FIELD,
+            f"The text names code '{compiled.code}' but this template is '{template.code}'; "
+            "a template's code cannot change.",
+            fields={"code": "cannot be modified"},
+        )
+    for name, value in _fields(compiled, text).items():
+        setattr(template, name, value)
+    template.save()
+    return template
+
+
+def template_delete(*, template: TransactionTemplate) -> TransactionTemplate:
+    template.deleted_at = timezone.now()
+    template.save(update_fields=["deleted_at", "updated_at"])
+    return template

@@ -1,0 +1,26 @@
+"""Query filters of the transaction list (the specification's names)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import django_filters
+from django.db.models import QuerySet
+
+from ledgerproject.api.fields import parse_timestamp
+from ledgerproject.api.filters import MultiValueFilter
+
+
+class TransactionFilter(django_filters.FilterSet):
+    beginDate = django_filters.CharFilter(method="filter_begin")
+    endDate = django_filters.CharFilter(method="filter_end")
+    assetCode = django_filters.CharFilter(field_name="asset_code")
+    status = MultiValueFilter(field_name="status")
+    type = django_filters.CharFilter(field_name="type")
+    parentTransactionId = django_filters.UUIDFilter(field_name="parent_id")
+
+    def filter_begin(self, queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
+        return queryset.filter(created_at__gte=parse_timestamp(value, field=name))
+
+    def filter_end(self, queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
+        return queryset.filter(created_at__lte=parse_timestamp(value, field=name, end_of_day=True))

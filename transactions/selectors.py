@@ -1,0 +1,127 @@
+"""Reads: transactions with their operations, account statements, point-in-time balances and
+the charts, each computed in the database."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.db.models import Count, F, Prefetch, QuerySet, Sum
+
+from ledgerproject.api.errors import ApiError, ErrorCode
+from ledgerproject.api.fields import parse_timestamp
+from organizations.models import Account, Ledger
+from transactions.models import Balance, Operation, Transaction
+
+CHART_TYPES = ("totalTransactions", "transactionsByStatus", "totalAmountByAsset")
+CHART_ALIASES = {"totalAmountByInstrument": "totalAmountByAsset"}
+
+
+def transactions_of(ledger: Ledger) -> QuerySet[Transaction]:
+    return Transaction.objects.filter(ledger_id=ledger.pk).prefetch_related(
+        Prefetch("operations", queryset=Operation.objects.order_by("created_at", "id"))
+    )
+
+
+def transactions_of_account(account: Account) -> QuerySet[Transaction]:
+    touched = Operation.objects.filter(account_id=account.pk).values("transaction_id")
+    return transactions_of(account.ledger).filter(pk__in=touched)
+
+
+def statement_of(account: Account) -> QuerySet[Operation]:
+    return Operation.objects.filter(account_id=account.pk)
+
+
+def balance_at(account: Account, at: dt.datetime) -> dict[str, int]:
+    last = (
+        Operation.objects.filter(account_id=account.pk, created_at__lte=at)
+        .order_by("-balance_version")
+        .values("balance_available_after", "balance_on_hold_after", "balance_scale_after")
+        .first()
+    )
+    if last is None:
+        return {"available": 0, "onHold": 0, "scale": 0}
+    return {
+        "available": last["balance_available_after"],
+        "onHold": last["balance_on_hold_after"],
+        "scale": last["balance_scale_after"],
+    }
+
+
+def _date(value: Any, name: str) -> dt.date:
+    if value in (None, ""):
+        raise ApiError(
+            ErrorCode.MISSING_FIELDS,
+            f"{name} is required for this chart.",
+            fields={name: "required"},
+        )
+    if not isinstance(value, str):
+        raise ApiError(ErrorCode.INVALID_DATE_FORMAT, f"{name} must be YYYY-MM-DD.")
+    return parse_timestamp(value, field=name).date()
+
+
+def chart_compute(
+    *, ledger: Ledger, chart_type: str, start: Any = None, end: Any = None, limit: int = 3
+) -> dict[str, Any]:
+    chart_type = CHART_ALIASES.get(chart_type, chart_type)
+    if chart_type not in CHART_TYPES:
+        raise ApiError(
+            ErrorCode.CHART_TYPE_NOT_FOUND,
+            f"Unknown chart type '{chart_type}'; use one of {', '.join(CHART_TYPES)}.",
+            fields={"type": "unknown chart type"},
+        )
+    if chart_type == "totalAmountByAsset":
+        return {
+            "type": chart_type,
+            "startDate": None,
+            "endDate": None,
+            "data": _amount_by_asset(ledger, limit),
+        }
+    start_date, end_date = _date(start, "startDate"), _date(end, "endDate")
+    if end_date < start_date:
+        raise ApiError(ErrorCode.INVALID_DATE_RANGE, "endDate is before startDate.")
+    begin = dt.datetime.combine(start_date, dt.time.min, tzinfo=dt.UTC)
+    until = dt.datetime.combine(
+        end_date + dt.timedelta(days=1), dt.time.min, tzinfo=dt.UTC
+    )
+    in_range = Transaction.objects.filter(
+        ledger_id=ledger.pk, created_at__gte=begin, created_at__lt=until
+    )
+    if chart_type == "totalTransactions":
+        count = in_range.filter(status=Transaction.SENT).count()
+        data = [{"metric": "totalTransactions", "count": count}]
+    else:
+        counts = dict(in_range.values_list("status").annotate(n=Count("id")).order_by())
+        data = [{"metric": s, "count": counts.get(s, 0)} for s in Transaction.STATUSES]
+    return {
+        "type": chart_type,
+        "startDate": start_date.isoformat(),
+        "endDate": end_date.isoformat(),
+        "data": data,
+    }
+
+
+def _amount_by_asset(ledger: Ledger, limit: int) -> list[dict[str, Any]]:
+    """Sum available + onHold per asset over active non-external accounts. Rows are grouped by
+    (asset, scale) in the database; the few groups are then combined exactly at the largest
+    scale of each asset."""
+    groups = (
+        Balance.objects.filter(
+            ledger_id=ledger.pk, is_external=False, account__deleted_at__isnull=True
+        )
+        .values("asset_code", "scale")
+        .annotate(total=Sum(F("available") + F("on_hold")))
+        .order_by()
+    )
+    by_asset: dict[str, list[tuple[int, int]]] = {}
+    for group in groups:
+        by_asset.setdefault(group["asset_code"], []).append(
+            (int(group["total"] or 0), group["scale"])
+        )
+    items = []
+    for code, parts in by_asset.items():
+        scale = max(s for _, s in parts)
+        total = sum(value * 10 ** (scale - s) for value, s in parts)
+        items.append({"metric": code, "count": total, "scale": scale})
+    items.sort(key=lambda item: (-item["count"] * 10 ** (18 - item["scale"]), item["metric"]))
+    return items[:limit]

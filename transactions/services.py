@@ -1,0 +1,569 @@
+"""The posting engine: the one way money moves.
+
+``transaction_post`` plans a posting from a template and variables (pure, no locks), checks the
+accounts, then in one durable database transaction locks the balances involved in primary-key
+order, applies every leg exactly (integers with a scale, never rounded), and writes the
+transaction, its append-only operations and the new balances. Commit, revert and cancel lock the
+transaction row first, so that of two racing requests exactly one wins.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from instruments.models import Instrument
+from ledgerproject.api.errors import ApiError, ErrorCode
+from organizations.models import Account, Ledger
+from templates_dsl.compile import compile_template
+from templates_dsl.models import TransactionTemplate
+from templates_dsl.planner import PostingPlan, plan_posting
+from transactions.locking import lock_balances, lock_transaction, try_lock_key
+from transactions.models import Balance, IdempotencyKey, Operation, Transaction
+
+MAX_BALANCE = 2**63 - 1
+BLOCKED_STATUSES = frozenset({"BLOCKED", "002", "INACTIVE"})
+DEBIT, CREDIT = Operation.DEBIT, Operation.CREDIT
+
+
+@dataclass(frozen=True)
+class IdempotencyClaim:
+    """A key to claim inside the posting's database transaction, and how to store the answer."""
+
+    key: str
+    request_hash: str
+    ttl_seconds: int
+    render: Callable[[Transaction], Any]
+    status_code: int = 201
+
+
+class IdempotentReplay(Exception):
+    def __init__(self, record: IdempotencyKey) -> None:
+        self.record = record
+        super().__init__(record.key)
+
+
+@dataclass(frozen=True)
+class ResolvedLeg:
+    account_id: uuid.UUID
+    alias: str
+    portfolio_id: uuid.UUID | None
+    direction: str
+    amount: int
+    description: str
+    chart_of_accounts: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "accountId": str(self.account_id),
+            "alias": self.alias,
+            "portfolioId": str(self.portfolio_id) if self.portfolio_id else None,
+            "direction": self.direction,
+            "amount": self.amount,
+            "description": self.description,
+            "chartOfAccounts": self.chart_of_accounts,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ResolvedLeg:
+        return cls(
+            account_id=uuid.UUID(data["accountId"]),
+            alias=data["alias"],
+            portfolio_id=uuid.UUID(data["portfolioId"]) if data.get("portfolioId") else None,
+            direction=data["direction"],
+            amount=int(data["amount"]),
+            description=data.get("description", ""),
+            chart_of_accounts=data.get("chartOfAccounts", ""),
+        )
+
+    def mirrored(self) -> ResolvedLeg:
+        flipped = CREDIT if self.direction == DEBIT else DEBIT
+        return ResolvedLeg(**{**self.__dict__, "direction": flipped})
+
+
+@dataclass
+class PreparedPosting:
+    ledger: Ledger
+    template: TransactionTemplate
+    plan: PostingPlan
+    legs: list[ResolvedLeg]
+    pending: bool
+    description: str | None
+    metadata: dict[str, Any]
+    parent_id: uuid.UUID | None
+    source: list[str] = field(default_factory=list)
+    destination: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------------------------
+# Exact balance arithmetic
+
+
+def _rescale(value: int, from_scale: int, to_scale: int) -> int:
+    return value * 10 ** (to_scale - from_scale)
+
+
+def _check_range(value: int, alias: str) -> int:
+    if abs(value) > MAX_BALANCE:
+        raise ApiError(
+            ErrorCode.ACTION_NOT_PERMITTED,
+            f"The balance of {alias} would exceed the largest amount the ledger can hold.",
+        )
+    return value
+
+
+class BalanceBook:
+    """Balances of one posting in memory; each applied leg yields one operation."""
+
+    def __init__(self, balances: Mapping[uuid.UUID, Balance], *, now: dt.datetime) -> None:
+        self.balances = balances
+        self.now = now
+
+    def apply(
+        self,
+        tx: Transaction,
+        leg: ResolvedLeg,
+        *,
+        effect: str,
+        direction: str | None = None,
+    ) -> Operation:
+        balance = self.balances[leg.account_id]
+        direction = direction or leg.direction
+        before = (balance.available, balance.on_hold, balance.scale)
+        scale = max(balance.scale, tx.scale)
+        available = _rescale(balance.available, balance.scale, scale)
+        on_hold = _rescale(balance.on_hold, balance.scale, scale)
+        amount = _rescale(leg.amount, tx.scale, scale)
+        if effect == Operation.POST:
+            available += -amount if direction == DEBIT else amount
+        elif effect == Operation.HOLD:
+            available, on_hold = available - amount, on_hold + amount
+        elif effect == Operation.SETTLE:
+            on_hold -= amount
+        elif effect == Operation.RELEASE:
+            available, on_hold = available + amount, on_hold - amount
+        if available < 0 and not balance.is_external:
+            raise ApiError(
+                ErrorCode.INSUFFICIENT_FUNDS,
+                f"Insufficient funds in {leg.alias}: available {balance.available} "
+                f"(scale {balance.scale}) is less than {leg.amount} (scale {tx.scale}).",
+            )
+        if on_hold < 0:
+            raise ApiError(
+                ErrorCode.ACTION_NOT_PERMITTED, f"The amount on hold in {leg.alias} is too small."
+            )
+        balance.available = _check_range(available, leg.alias)
+        balance.on_hold = _check_range(on_hold, leg.alias)
+        balance.scale = scale
+        balance.version += 1
+        balance.updated_at = self.now
+        return Operation(
+            organization_id=tx.organization_id,
+            ledger_id=tx.ledger_id,
+            transaction=tx,
+            account_id=leg.account_id,
+            account_alias=leg.alias,
+            portfolio_id=leg.portfolio_id,
+            type=direction,
+            effect=effect,
+            asset_code=tx.asset_code,
+            chart_of_accounts=leg.chart_of_accounts,
+            description=leg.description,
+            amount=leg.amount,
+            scale=tx.scale,
+            balance_available=before[0],
+            balance_on_hold=before[1],
+            balance_scale=before[2],
+            balance_available_after=balance.available,
+            balance_on_hold_after=balance.on_hold,
+            balance_scale_after=balance.scale,
+            balance_version=balance.version,
+            created_at=self.now,
+            updated_at=self.now,
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Preparation: everything that needs no lock
+
+
+def _template_for(ledger: Ledger, code: str) -> TransactionTemplate:
+    template = TransactionTemplate.objects.filter(
+        ledger_id=ledger.pk, code=code, deleted_at__isnull=True
+    ).first()
+    if template is None:
+        raise ApiError(
+            ErrorCode.NOT_FOUND,
+            f"No transaction template with code '{code}' in this ledger.",
+            fields={"transactionTypeCode": "not found"},
+        )
+    return template
+
+
+def _resolve_accounts(ledger: Ledger, aliases: Iterable[str]) -> dict[str, Account]:
+    wanted = set(aliases)
+    found: dict[str, Account] = {}
+    for account in Account.objects.filter(ledger_id=ledger.pk, alias__in=wanted):
+        current = found.get(account.alias)
+        if current is None or (current.deleted_at is not None and account.deleted_at is None):
+            found[account.alias] = account
+    missing = sorted(wanted - set(found))
+    if missing:
+        raise ApiError(
+            ErrorCode.ACCOUNT_ALIAS_NOT_FOUND,
+            f"No account with alias {', '.join(missing)} in this ledger.",
+            fields={alias: "not found" for alias in missing},
+        )
+    return found
+
+
+def _check_account(account: Account, direction: str, asset: str) -> None:
+    if account.asset_code != asset:
+        raise ApiError(
+            ErrorCode.MISMATCHED_ASSET_CODE,
+            f"Account {account.alias} holds {account.asset_code}, not {asset}.",
+        )
+    if account.deleted_at is not None or account.status_code in BLOCKED_STATUSES:
+        raise ApiError(
+            ErrorCode.ACCOUNT_STATUS_RESTRICTION,
+            f"Account {account.alias} is deleted or blocked.",
+        )
+    if direction == DEBIT and not account.allow_sending:
+        raise ApiError(
+            ErrorCode.ACCOUNT_STATUS_RESTRICTION, f"Account {account.alias} may not send."
+        )
+    if direction == CREDIT and not account.allow_receiving:
+        raise ApiError(
+            ErrorCode.ACCOUNT_STATUS_RESTRICTION, f"Account {account.alias} may not receive."
+        )
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def transaction_prepare(
+    *,
+    ledger: Ledger,
+    template_code: str,
+    variables: Mapping[str, Any],
+    metadata: Mapping[str, Any] | None = None,
+    description: str | None = None,
+    pending: bool | None = None,
+    parent_id: uuid.UUID | None = None,
+) -> PreparedPosting:
+    template = _template_for(ledger, template_code)
+    plan = plan_posting(compile_template(template.text), variables)
+    if not Instrument.objects.filter(
+        ledger_id=ledger.pk, code=plan.asset, deleted_at__isnull=True
+    ).exists():
+        raise ApiError(
+            ErrorCode.ASSET_CODE_NOT_FOUND,
+            f"The instrument {plan.asset} does not exist in this ledger or was deleted.",
+        )
+    if (
+        parent_id is not None
+        and not Transaction.objects.filter(pk=parent_id, ledger_id=ledger.pk).exists()
+    ):
+        raise ApiError(
+            ErrorCode.PARENT_TRANSACTION_NOT_FOUND,
+            f"The parent transaction {parent_id} was not found in this ledger.",
+            fields={"parentTransactionId": "not found"},
+        )
+    accounts = _resolve_accounts(ledger, (leg.alias for leg in plan.legs))
+    legs = []
+    for leg in plan.legs:
+        account = accounts[leg.alias]
+        _check_account(account, leg.direction, plan.asset)
+        legs.append(
+            ResolvedLeg(
+                account_id=account.pk,
+                alias=account.alias,
+                portfolio_id=account.portfolio_id,
+                direction=leg.direction,
+                amount=leg.amount,
+                description=leg.description,
+                chart_of_accounts=leg.chart_of_accounts,
+            )
+        )
+    return PreparedPosting(
+        ledger=ledger,
+        template=template,
+        plan=plan,
+        legs=legs,
+        pending=plan.pending if pending is None else pending,
+        description=plan.description if description is None else description,
+        metadata={**plan.metadata, **(metadata or {})},
+        parent_id=parent_id,
+        source=_unique(leg.alias for leg in legs if leg.direction == DEBIT),
+        destination=_unique(leg.alias for leg in legs if leg.direction == CREDIT),
+    )
+
+
+def _new_transaction(prepared: PreparedPosting, now: dt.datetime) -> Transaction:
+    return Transaction(
+        organization_id=prepared.ledger.organization_id,
+        ledger_id=prepared.ledger.pk,
+        parent_id=prepared.parent_id,
+        template=prepared.template,
+        type=prepared.template.code,
+        description=prepared.description,
+        status=Transaction.PRE_APPROVED if prepared.pending else Transaction.SENT,
+        amount=prepared.plan.total,
+        scale=prepared.plan.scale,
+        asset_code=prepared.plan.asset,
+        chart_of_accounts_group_name=prepared.plan.group_name,
+        source=prepared.source,
+        destination=prepared.destination,
+        metadata=prepared.metadata,
+        legs=[leg.as_json() for leg in prepared.legs],
+        created_at=now,
+        updated_at=now,
+    )
+
+
+def _opening_legs(tx: Transaction, legs: list[ResolvedLeg]) -> list[tuple[ResolvedLeg, str]]:
+    """A plain posting moves every leg; a pending one only holds the sources."""
+    if tx.status == Transaction.PRE_APPROVED:
+        return [(leg, Operation.HOLD) for leg in legs if leg.direction == DEBIT]
+    return [(leg, Operation.POST) for leg in legs]
+
+
+def attach_operations(tx: Transaction, operations: list[Operation]) -> Transaction:
+    """Let ``tx.operations.all()`` answer from memory, as a prefetch would."""
+    tx._prefetched_objects_cache = {"operations": operations}  # type: ignore[attr-defined]
+    return tx
+
+
+def _write(
+    tx: Transaction, steps: list[tuple[ResolvedLeg, str]], balances: Mapping[uuid.UUID, Balance]
+) -> list[Operation]:
+    book = BalanceBook(balances, now=tx.updated_at)
+    operations = [book.apply(tx, leg, effect=effect) for leg, effect in steps]
+    Operation.objects.bulk_create(operations)
+    touched = {op.account_id for op in operations}
+    Balance.objects.bulk_update(
+        [balances[a] for a in sorted(touched)],
+        ["available", "on_hold", "scale", "version", "updated_at"],
+    )
+    return operations
+
+
+# ---------------------------------------------------------------------------------------------
+# Public writes
+
+
+def transaction_post(
+    *,
+    ledger: Ledger,
+    template_code: str,
+    variables: Mapping[str, Any],
+    metadata: Mapping[str, Any] | None = None,
+    description: str | None = None,
+    pending: bool | None = None,
+    parent_id: uuid.UUID | None = None,
+    claim: IdempotencyClaim | None = None,
+    dry_run: bool = False,
+) -> Transaction:
+    """Post (or, with ``dry_run``, only simulate) a transaction from a template."""
+    prepared = transaction_prepare(
+        ledger=ledger,
+        template_code=template_code,
+        variables=variables,
+        metadata=metadata,
+        description=description,
+        pending=pending,
+        parent_id=parent_id,
+    )
+    now = timezone.now()
+    tx = _new_transaction(prepared, now)
+    steps = _opening_legs(tx, prepared.legs)
+    account_ids = [leg.account_id for leg, _ in steps]
+    if dry_run:
+        balances = {b.account_id: b for b in Balance.objects.filter(account_id__in=account_ids)}
+        book = BalanceBook(balances, now=now)
+        return attach_operations(tx, [book.apply(tx, leg, effect=e) for leg, e in steps])
+    try:
+        with transaction.atomic(durable=True):
+            if claim is not None:
+                _claim_key(ledger, claim)
+            balances = lock_balances(account_ids)
+            tx.save(force_insert=True)
+            operations = _write(tx, steps, balances)
+            attach_operations(tx, operations)
+            if claim is not None:
+                _store_key(ledger, claim, tx)
+    except IntegrityError as exc:
+        if claim is not None and "idempotency" in str(exc).lower():
+            raise ApiError(
+                ErrorCode.IDEMPOTENCY_KEY_RUNNING,
+                "A request with this idempotency key is still being processed.",
+            ) from exc
+        raise
+    return tx
+
+
+def _claim_key(ledger: Ledger, claim: IdempotencyClaim) -> None:
+    try_lock_key(ledger_id=ledger.pk, key=claim.key)
+    existing = IdempotencyKey.objects.filter(ledger_id=ledger.pk, key=claim.key).first()
+    if existing is None:
+        return
+    if existing.expires_at > timezone.now():
+        if existing.request_hash != claim.request_hash:
+            raise ApiError(
+                ErrorCode.IDEMPOTENCY_KEY_MISMATCH,
+                "This idempotency key was already used with a different request body.",
+            )
+        raise IdempotentReplay(existing)
+    existing.delete()
+
+
+def _store_key(ledger: Ledger, claim: IdempotencyClaim, tx: Transaction) -> None:
+    now = timezone.now()
+    IdempotencyKey.objects.create(
+        organization_id=ledger.organization_id,
+        ledger_id=ledger.pk,
+        key=claim.key,
+        request_hash=claim.request_hash,
+        response_status=claim.status_code,
+        response_body=claim.render(tx),
+        transaction=tx,
+        created_at=now,
+        expires_at=now + dt.timedelta(seconds=claim.ttl_seconds),
+    )
+
+
+def idempotency_lookup(*, ledger: Ledger, key: str) -> IdempotencyKey | None:
+    return IdempotencyKey.objects.filter(
+        ledger_id=ledger.pk, key=key, expires_at__gt=timezone.now()
+    ).first()
+
+
+def _legs_of(tx: Transaction) -> list[ResolvedLeg]:
+    return [ResolvedLeg.from_json(leg) for leg in tx.legs]
+
+
+def transaction_commit(*, ledger: Ledger, transaction_id: uuid.UUID) -> Transaction:
+    """PRE_APPROVED -> SENT: settle the holds and credit the destinations."""
+    with transaction.atomic(durable=True):
+        tx = lock_transaction(ledger_id=ledger.pk, transaction_id=transaction_id)
+        if tx.status != Transaction.PRE_APPROVED:
+            raise ApiError(
+                ErrorCode.INVALID_TRANSACTION_STATUS,
+                f"Only a PRE_APPROVED transaction can be committed; this one is {tx.status}.",
+            )
+        legs = _legs_of(tx)
+        steps = [
+            (leg, Operation.SETTLE if leg.direction == DEBIT else Operation.POST) for leg in legs
+        ]
+        balances = lock_balances(leg.account_id for leg in legs)
+        tx.status = Transaction.SENT
+        tx.updated_at = timezone.now()
+        tx.save(update_fields=["status", "updated_at"])
+        _write(tx, steps, balances)
+    return _with_operations(tx)
+
+
+def transaction_revert(*, ledger: Ledger, transaction_id: uuid.UUID) -> Transaction:
+    """SENT: post the mirrored transaction. PRE_APPROVED: release the holds (cancel)."""
+    with transaction.atomic(durable=True):
+        tx = lock_transaction(ledger_id=ledger.pk, transaction_id=transaction_id)
+        _check_revertible(tx)
+        if tx.status == Transaction.PRE_APPROVED:
+            return _cancel_locked(tx)
+        legs = [leg.mirrored() for leg in _legs_of(tx)]
+        reversal = _reversal_of(tx, Transaction.SENT)
+        balances = lock_balances(leg.account_id for leg in legs)
+        reversal.save(force_insert=True)
+        attach_operations(
+            reversal, _write(reversal, [(leg, Operation.POST) for leg in legs], balances)
+        )
+    return reversal
+
+
+def transaction_cancel(*, ledger: Ledger, transaction_id: uuid.UUID) -> Transaction:
+    """PRE_APPROVED -> CANCELED, releasing the holds through a reverting transaction."""
+    with transaction.atomic(durable=True):
+        tx = lock_transaction(ledger_id=ledger.pk, transaction_id=transaction_id)
+        _check_revertible(tx)
+        if tx.status != Transaction.PRE_APPROVED:
+            raise ApiError(
+                ErrorCode.INVALID_TRANSACTION_STATUS,
+                f"Only a PRE_APPROVED transaction can be canceled; this one is {tx.status}.",
+            )
+        return _cancel_locked(tx)
+
+
+def _check_revertible(tx: Transaction) -> None:
+    if tx.is_reversal:
+        raise ApiError(ErrorCode.ALREADY_A_REVERSAL, "A reverting transaction cannot be reverted.")
+    if tx.status == Transaction.CANCELED:
+        raise ApiError(
+            ErrorCode.INVALID_TRANSACTION_STATUS, "A CANCELED transaction cannot be reverted."
+        )
+    if Transaction.objects.filter(parent_id=tx.pk, is_reversal=True).exists():
+        raise ApiError(ErrorCode.REVERT_ALREADY_EXISTS, "This transaction was already reverted.")
+    if tx.status not in (Transaction.SENT, Transaction.PRE_APPROVED):
+        raise ApiError(
+            ErrorCode.INVALID_TRANSACTION_STATUS, f"A {tx.status} transaction cannot be reverted."
+        )
+
+
+def _reversal_of(tx: Transaction, status: str) -> Transaction:
+    now = timezone.now()
+    return Transaction(
+        organization_id=tx.organization_id,
+        ledger_id=tx.ledger_id,
+        parent_id=tx.pk,
+        is_reversal=True,
+        template_id=tx.template_id,
+        type=tx.type,
+        description=tx.description,
+        status=status,
+        amount=tx.amount,
+        scale=tx.scale,
+        asset_code=tx.asset_code,
+        chart_of_accounts_group_name=tx.chart_of_accounts_group_name,
+        source=list(tx.destination),
+        destination=list(tx.source),
+        metadata=dict(tx.metadata),
+        legs=[leg.mirrored().as_json() for leg in _legs_of(tx)],
+        created_at=now,
+        updated_at=now,
+    )
+
+
+def _cancel_locked(tx: Transaction) -> Transaction:
+    sources = [leg for leg in _legs_of(tx) if leg.direction == DEBIT]
+    reversal = _reversal_of(tx, Transaction.SENT)
+    balances = lock_balances(leg.account_id for leg in sources)
+    reversal.save(force_insert=True)
+    operations = _write(
+        reversal,
+        [
+            (ResolvedLeg(**{**leg.__dict__, "direction": CREDIT}), Operation.RELEASE)
+            for leg in sources
+        ],
+        balances,
+    )
+    tx.status = Transaction.CANCELED
+    tx.updated_at = reversal.updated_at
+    tx.save(update_fields=["status", "updated_at"])
+    return attach_operations(reversal, operations)
+
+
+def _with_operations(tx: Transaction) -> Transaction:
+    return attach_operations(
+        tx, list(Operation.objects.filter(transaction_id=tx.pk).order_by("created_at", "id"))
+    )
+
+
+def idempotency_keys_purge(*, now: dt.datetime | None = None) -> int:
+    deleted, _ = IdempotencyKey.objects.filter(expires_at__lte=now or timezone.now()).delete()
+    return deleted

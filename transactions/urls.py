@@ -1,0 +1,21 @@
+"""Transaction, account-statement and chart routes under a ledger."""
+
+from django.urls import path
+
+from transactions import views
+
+LEDGER = "organizations/<str:organization_id>/ledgers/<str:ledger_id>"
+TX = f"{LEDGER}/transactions"
+ACCOUNT = f"{LEDGER}/accounts/<str:account_id>"
+
+urlpatterns = [
+    path(TX, views.TransactionCollection.as_view()),
+    path(f"{TX}/<str:transaction_id>", views.TransactionItem.as_view()),
+    path(f"{TX}/<str:transaction_id>/commit", views.TransactionAction.as_view(action="commit")),
+    path(f"{TX}/<str:transaction_id>/revert", views.TransactionAction.as_view(action="revert")),
+    path(f"{TX}/<str:transaction_id>/cancel", views.TransactionAction.as_view(action="cancel")),
+    path(f"{ACCOUNT}/transactions", views.AccountTransactions.as_view()),
+    path(f"{ACCOUNT}/operations", views.AccountOperations.as_view()),
+    path(f"{ACCOUNT}/balance", views.AccountBalanceAt.as_view()),
+    path(f"{LEDGER}/charts", views.ChartView.as_view()),
+]
