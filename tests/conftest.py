@@ -18,6 +18,7 @@ class Api:
     """A thin JSON client: ``api.post(path, body)`` returns the response with ``.json()``."""
 
     def __init__(self, token: str | None) -> None:
+        self.token = token
         self.client = APIClient()
         if token is not None:
             self.client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")

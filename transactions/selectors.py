@@ -81,9 +81,7 @@ def chart_compute(
     if end_date < start_date:
         raise ApiError(ErrorCode.INVALID_DATE_RANGE, "endDate is before startDate.")
     begin = dt.datetime.combine(start_date, dt.time.min, tzinfo=dt.UTC)
-    until = dt.datetime.combine(
-        end_date + dt.timedelta(days=1), dt.time.min, tzinfo=dt.UTC
-    )
+    until = dt.datetime.combine(end_date + dt.timedelta(days=1), dt.time.min, tzinfo=dt.UTC)
     in_range = Transaction.objects.filter(
         ledger_id=ledger.pk, created_at__gte=begin, created_at__lt=until
     )

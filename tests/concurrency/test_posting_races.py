@@ -1,0 +1,170 @@
+"""Postings, idempotency keys, commits and reverts racing on PostgreSQL: no lost update, no
+deadlock, exactly one winner."""
+
+from __future__ import annotations
+
+import io
+import random
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+from tests.concurrency.conftest import run_threads
+from tests.conftest import Api
+from transactions.models import Transaction
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(
+        connection.vendor != "postgresql",
+        reason="needs PostgreSQL: row locks and concurrent connections",
+    ),
+]
+
+THREADS = 16
+
+
+def _check_ledger() -> str:
+    out = io.StringIO()
+    call_command("check_ledger", stdout=out, stderr=io.StringIO())
+    return out.getvalue()
+
+
+def _pay(api, url, source, destination, amount, fee, **extra):
+    variables = {"amount": amount, "fee": fee, "source": source, "destination": destination}
+    return api.post(
+        f"{url}/transactions",
+        {"transactionTypeCode": "PAYMENT_WITH_FEE", "variables": variables},
+        **extra,
+    )
+
+
+def test_it_loses_no_update_with_a_hot_account(book):
+    for alias in ("@carol", "@dave"):
+        book.account(alias)
+    start = {"@alice": 1_000_000, "@bob": 1_000, "@carol": 1_000, "@dave": 1_000}
+    for alias, amount in start.items():
+        book.fund(alias, amount)
+    others = ["@bob", "@carol", "@dave"]
+
+    def work(index, barrier):
+        api = Api(book.api.token)
+        rng = random.Random(index)
+        done, refused = [], 0
+        barrier.wait()
+        for _ in range(20):
+            if index % 2 == 0:
+                source, destination = "@alice", rng.choice(others)
+            else:
+                source, destination = rng.sample(others, 2)
+            amount, fee = rng.randint(1, 400), rng.randint(0, 5)
+            response = _pay(api, book.url, source, destination, amount, fee)
+            if response.status_code == 201:
+                done.append((source, destination, amount, fee, response.json()["id"]))
+            else:
+                assert response.status_code == 422, response.content
+                assert response.json()["code"] == "0018"
+                refused += 1
+        return done, refused
+
+    results = run_threads(THREADS, work)
+    expected = dict(start, **{"@fees/platform": 0})
+    ids = []
+    for done, _ in results:
+        for source, destination, amount, fee, tx_id in done:
+            expected[source] -= amount + fee
+            expected[destination] += amount
+            expected["@fees/platform"] += fee
+            ids.append(tx_id)
+    assert len(ids) == len(set(ids))
+    for alias, amount in expected.items():
+        assert book.available(alias) == amount, alias
+    assert Transaction.objects.filter(type="PAYMENT_WITH_FEE").count() == len(ids)
+    assert sum(len(done) for done, _ in results) > THREADS * 10
+    assert "OK" in _check_ledger()
+
+
+def test_it_posts_once_for_one_idempotency_key(book):
+    body = {"transactionTypeCode": "FUND", "variables": {"amount": 7, "account": "@alice"}}
+
+    def work(index, barrier):
+        api = Api(book.api.token)
+        barrier.wait()
+        response = api.post(f"{book.url}/transactions", body, HTTP_IDEMPOTENCYKEY="same")
+        return response.status_code, response.json()
+
+    results = run_threads(THREADS, work)
+    statuses = [status for status, _ in results]
+    assert set(statuses) <= {201, 409}, statuses
+    assert all(b["code"] == "0084" for s, b in results if s == 409)
+    assert len({b["id"] for s, b in results if s == 201}) == 1
+    assert Transaction.objects.filter(type="FUND").count() == 1
+    assert book.available("@alice") == 7
+    again = book.api.post(f"{book.url}/transactions", body, HTTP_IDEMPOTENCYKEY="same")
+    assert again["Idempotent-Replayed"] == "true"
+
+
+def _race(book, actions):
+    """Race ``actions`` (pairs of endpoint names) over fresh pending transactions."""
+    book.fund("@alice", 100_000)
+    pending = [book.pay(100, 1, pending=True).json()["id"] for _ in actions]
+
+    def work(index, barrier):
+        api = Api(book.api.token)
+        tx_id, action = pending[index // 2], actions[index // 2][index % 2]
+        barrier.wait()
+        response = api.post(f"{book.url}/transactions/{tx_id}/{action}")
+        return tx_id, index % 2, response.status_code, response.json().get("code")
+
+    results = run_threads(len(pending) * 2, work)
+    return [(tx_id, sorted((i, s, c) for t, i, s, c in results if t == tx_id)) for tx_id in pending]
+
+
+@pytest.mark.parametrize("pair", [("commit", "cancel"), ("commit", "commit"), ("cancel", "cancel")])
+def test_it_lets_exactly_one_of_two_racing_settlements_win(book, pair):
+    for tx_id, outcome in _race(book, [pair] * 6):
+        wins = [s for _, s, _ in outcome if s in (200, 201)]
+        losers = [c for _, s, c in outcome if s not in (200, 201)]
+        assert len(wins) == 1, outcome
+        assert losers in (["0099"], ["0087"]), outcome
+        status = Transaction.objects.get(pk=tx_id).status
+        winner = pair[next(i for i, s, _ in outcome if s in (200, 201))]
+        assert status == ("SENT" if winner == "commit" else "CANCELED")
+    assert "OK" in _check_ledger()
+
+
+def test_it_serializes_a_commit_racing_a_revert(book):
+    """Either the revert cancels the hold and the commit is refused, or the commit lands first
+    and the revert then reverts the committed transaction: one of the two serial orders, never
+    a hold both settled and released."""
+    for tx_id, outcome in _race(book, [("commit", "revert")] * 8):
+        (_, commit_status, commit_code), (_, revert_status, _) = outcome
+        assert revert_status == 201, outcome
+        original = Transaction.objects.get(pk=tx_id)
+        if commit_status == 200:
+            assert original.status == "SENT"
+        else:
+            assert (commit_status, commit_code) == (422, "0099")
+            assert original.status == "CANCELED"
+        assert Transaction.objects.filter(parent_id=tx_id, is_reversal=True).count() == 1
+    assert book.balance("@alice")["onHold"] == 0
+    assert book.available("@alice") == 100_000
+    assert "OK" in _check_ledger()
+
+
+def test_it_reverts_once_under_a_stampede(book):
+    book.fund("@alice", 1_000)
+    tx_id = book.pay(100, 1).json()["id"]
+
+    def work(index, barrier):
+        api = Api(book.api.token)
+        barrier.wait()
+        response = api.post(f"{book.url}/transactions/{tx_id}/revert")
+        return response.status_code, response.json().get("code")
+
+    results = run_threads(THREADS, work)
+    assert sorted(s for s, _ in results).count(201) == 1
+    assert {c for s, c in results if s != 201} == {"0087"}
+    assert book.available("@alice") == 1_000
+    assert "OK" in _check_ledger()
