@@ -68,7 +68,9 @@ class Portfolio(LedgerResource):
 
     class Meta(LedgerResource.Meta):
         indexes = [
-            models.Index(fields=["ledger", "created_at", "id"], name="portfolio_ledger_created_idx"),
+            models.Index(
+                fields=["ledger", "created_at", "id"], name="portfolio_ledger_created_idx"
+            ),
             models.Index(fields=["organization"], name="portfolio_org_idx"),
         ]
 

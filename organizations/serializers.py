@@ -12,6 +12,8 @@ from ledgerproject.api.fields import MetadataField, StatusField, TimestampField
 from ledgerproject.api.serializers import InputSerializer
 
 TIMESTAMPS = frozenset({"id", "createdAt", "updatedAt", "deletedAt"})
+LEDGER_IDS = frozenset({"organizationId", "ledgerId"})
+ALIAS_PATTERN = r"^@[A-Za-z0-9_\-/.]{1,100}$"
 
 
 class TimestampsOut(serializers.Serializer):
@@ -63,10 +65,16 @@ class OrganizationCreateIn(InputSerializer):
     legalName = serializers.CharField(max_length=256, source="legal_name")
     legalDocument = serializers.CharField(max_length=256, source="legal_document")
     doingBusinessAs = serializers.CharField(
-        max_length=256, source="doing_business_as", required=False, allow_null=True, allow_blank=True
+        max_length=256,
+        source="doing_business_as",
+        required=False,
+        allow_null=True,
+        allow_blank=True,
     )
     address = AddressIn(required=False)
-    parentOrganizationId = serializers.UUIDField(source="parent_id", required=False, allow_null=True)
+    parentOrganizationId = serializers.UUIDField(
+        source="parent_id", required=False, allow_null=True
+    )
     status = StatusField(required=False)
     metadata = MetadataField(required=False)
 
@@ -75,10 +83,16 @@ class OrganizationUpdateIn(InputSerializer):
     unmodifiable = TIMESTAMPS | {"legalDocument"}
     legalName = serializers.CharField(max_length=256, source="legal_name", required=False)
     doingBusinessAs = serializers.CharField(
-        max_length=256, source="doing_business_as", required=False, allow_null=True, allow_blank=True
+        max_length=256,
+        source="doing_business_as",
+        required=False,
+        allow_null=True,
+        allow_blank=True,
     )
     address = AddressIn(required=False)
-    parentOrganizationId = serializers.UUIDField(source="parent_id", required=False, allow_null=True)
+    parentOrganizationId = serializers.UUIDField(
+        source="parent_id", required=False, allow_null=True
+    )
     parentOganizationId = serializers.UUIDField(
         source="parent_id_misspelt", required=False, allow_null=True
     )
@@ -113,3 +127,112 @@ class LedgerCreateIn(InputSerializer):
 
 class LedgerUpdateIn(LedgerCreateIn):
     name = serializers.CharField(max_length=256, required=False)
+
+
+class PortfolioOut(TimestampsOut):
+    id = serializers.UUIDField()
+    organizationId = serializers.UUIDField(source="organization_id")
+    ledgerId = serializers.UUIDField(source="ledger_id")
+    entityId = serializers.CharField(source="entity_id", allow_null=True)
+    name = serializers.CharField()
+    status = StatusField()
+    metadata = MetadataField()
+
+
+class PortfolioCreateIn(InputSerializer):
+    unmodifiable = TIMESTAMPS | LEDGER_IDS
+    name = serializers.CharField(max_length=256)
+    entityId = serializers.CharField(
+        max_length=256, source="entity_id", required=False, allow_null=True
+    )
+    status = StatusField(required=False)
+    metadata = MetadataField(required=False)
+
+
+class PortfolioUpdateIn(PortfolioCreateIn):
+    name = serializers.CharField(max_length=256, required=False)
+
+
+class ProductOut(TimestampsOut):
+    id = serializers.UUIDField()
+    organizationId = serializers.UUIDField(source="organization_id")
+    ledgerId = serializers.UUIDField(source="ledger_id")
+    name = serializers.CharField()
+    status = StatusField()
+    metadata = MetadataField()
+
+
+class ProductCreateIn(InputSerializer):
+    unmodifiable = TIMESTAMPS | LEDGER_IDS
+    name = serializers.CharField(max_length=256)
+    status = StatusField(required=False)
+    metadata = MetadataField(required=False)
+
+
+class ProductUpdateIn(ProductCreateIn):
+    name = serializers.CharField(max_length=256, required=False)
+
+
+class AccountBalanceOut(serializers.Serializer):
+    available = serializers.IntegerField()
+    onHold = serializers.IntegerField(source="on_hold")
+    scale = serializers.IntegerField()
+
+
+class AccountOut(TimestampsOut):
+    id = serializers.UUIDField()
+    organizationId = serializers.UUIDField(source="organization_id")
+    ledgerId = serializers.UUIDField(source="ledger_id")
+    portfolioId = serializers.UUIDField(source="portfolio_id", allow_null=True)
+    productId = serializers.UUIDField(source="product_id", allow_null=True)
+    parentAccountId = serializers.UUIDField(source="parent_account_id", allow_null=True)
+    entityId = serializers.CharField(source="entity_id", allow_null=True)
+    name = serializers.CharField()
+    alias = serializers.CharField()
+    type = serializers.CharField()
+    assetCode = serializers.CharField(source="asset_code")
+    allowSending = serializers.BooleanField(source="allow_sending")
+    allowReceiving = serializers.BooleanField(source="allow_receiving")
+    balance = AccountBalanceOut()
+    status = StatusField()
+    metadata = MetadataField()
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """A JSON true or false; DRF's BooleanField would also take "yes", 1 and "on"."""
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            raise serializers.ValidationError("Must be true or false.")
+        return data
+
+
+class AccountEditableIn(InputSerializer):
+    name = serializers.CharField(max_length=256, required=False, allow_blank=True)
+    entityId = serializers.CharField(
+        max_length=256, source="entity_id", required=False, allow_null=True
+    )
+    portfolioId = serializers.UUIDField(source="portfolio_id", required=False, allow_null=True)
+    productId = serializers.UUIDField(source="product_id", required=False, allow_null=True)
+    allowSending = StrictBooleanField(source="allow_sending", required=False)
+    allowReceiving = StrictBooleanField(source="allow_receiving", required=False)
+    status = StatusField(required=False)
+    metadata = MetadataField(required=False)
+
+
+class AccountCreateIn(AccountEditableIn):
+    """Aliases and types of external accounts (0074) are refused by ``account_create``."""
+
+    unmodifiable = TIMESTAMPS | LEDGER_IDS | {"balance"}
+    assetCode = serializers.CharField(max_length=100, source="asset_code")
+    alias = serializers.RegexField(ALIAS_PATTERN, max_length=101, required=False)
+    type = serializers.CharField(max_length=100, required=False)
+    parentAccountId = serializers.UUIDField(
+        source="parent_account_id", required=False, allow_null=True
+    )
+
+
+class AccountUpdateIn(AccountEditableIn):
+    unmodifiable = (
+        TIMESTAMPS | LEDGER_IDS | {"balance", "alias", "assetCode", "type", "parentAccountId"}
+    )

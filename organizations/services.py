@@ -1,4 +1,5 @@
-"""Writes for organizations, ledgers and API tokens. Each runs in one database transaction."""
+"""Writes for organizations, ledgers, portfolios, products, accounts and API tokens. Each runs in
+one database transaction."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ from django.db.models import Value
 from django.db.models.functions import Concat, Substr
 from django.utils import timezone
 
+from instruments.selectors import instrument_active_get
 from ledgerproject.api.errors import ApiError, ErrorCode
-from organizations.models import ApiToken, Ledger, Organization
+from organizations.models import Account, ApiToken, Ledger, Organization, Portfolio, Product
 from organizations.tokens import generate_secret
+from transactions.models import Balance
 
 ACTIVE_STATUS = {"status_code": "ACTIVE", "status_description": None}
 
@@ -194,3 +197,306 @@ def token_revoke(*, name: str) -> ApiToken:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at", "updated_at"])
     return token
+
+
+def ensure_ledger_active(ledger: Ledger) -> None:
+    """Nothing new is created in a deleted ledger (reads of it keep working)."""
+    if ledger.deleted_at is not None:
+        raise ApiError(ErrorCode.ACTION_NOT_PERMITTED, "The ledger has been deleted.")
+
+
+def _soft_delete(obj: Any) -> None:
+    obj.deleted_at = timezone.now()
+    obj.save(update_fields=["deleted_at", "updated_at"])
+
+
+# Portfolios
+
+
+def portfolio_create(
+    *,
+    ledger: Ledger,
+    name: str,
+    entity_id: str | None = None,
+    status_code: str = "ACTIVE",
+    status_description: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Portfolio:
+    ensure_ledger_active(ledger)
+    with transaction.atomic():
+        return Portfolio.objects.create(
+            organization_id=ledger.organization_id,
+            ledger=ledger,
+            name=name,
+            entity_id=entity_id,
+            status_code=status_code,
+            status_description=status_description,
+            metadata=metadata or {},
+        )
+
+
+def portfolio_update(*, portfolio: Portfolio, data: dict[str, Any]) -> Portfolio:
+    _apply(portfolio, data)
+    with transaction.atomic():
+        portfolio.save()
+    return portfolio
+
+
+def portfolio_delete(*, portfolio: Portfolio) -> Portfolio:
+    with transaction.atomic():
+        _soft_delete(portfolio)
+    return portfolio
+
+
+# Products
+
+
+def _product_name_taken(ledger_id: Any, name: str, exclude: Any = None) -> bool:
+    queryset = Product.objects.filter(ledger_id=ledger_id, name=name, deleted_at__isnull=True)
+    if exclude is not None:
+        queryset = queryset.exclude(pk=exclude)
+    return queryset.exists()
+
+
+def _product_conflict(name: str) -> ApiError:
+    return ApiError(
+        ErrorCode.DUPLICATE_PRODUCT_NAME,
+        f"A product named '{name}' already exists in this ledger.",
+        fields={"name": "already in use"},
+    )
+
+
+def product_create(
+    *,
+    ledger: Ledger,
+    name: str,
+    status_code: str = "ACTIVE",
+    status_description: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Product:
+    ensure_ledger_active(ledger)
+    if _product_name_taken(ledger.pk, name):
+        raise _product_conflict(name)
+    try:
+        with transaction.atomic():
+            return Product.objects.create(
+                organization_id=ledger.organization_id,
+                ledger=ledger,
+                name=name,
+                status_code=status_code,
+                status_description=status_description,
+                metadata=metadata or {},
+            )
+    except IntegrityError:
+        raise _product_conflict(name) from None
+
+
+def product_update(*, product: Product, data: dict[str, Any]) -> Product:
+    name = data.get("name")
+    if name is not None and _product_name_taken(product.ledger_id, name, exclude=product.pk):
+        raise _product_conflict(name)
+    _apply(product, data)
+    try:
+        with transaction.atomic():
+            product.save()
+    except IntegrityError:
+        raise _product_conflict(str(name)) from None
+    return product
+
+
+def product_delete(*, product: Product) -> Product:
+    """Accounts assigned to the product keep their productId; reads still show the product."""
+    with transaction.atomic():
+        _soft_delete(product)
+    return product
+
+
+# Accounts
+
+
+def _alias_taken(ledger_id: Any, alias: str) -> bool:
+    return Account.objects.filter(
+        ledger_id=ledger_id, alias=alias, deleted_at__isnull=True
+    ).exists()
+
+
+def _alias_conflict(alias: str) -> ApiError:
+    return ApiError(
+        ErrorCode.ALIAS_UNAVAILABLE,
+        f"The alias '{alias}' is already used by another account of this ledger.",
+        fields={"alias": "already in use"},
+    )
+
+
+def _refuse_external(what: str) -> ApiError:
+    return ApiError(
+        ErrorCode.EXTERNAL_ACCOUNT_MODIFICATION,
+        f"External accounts are managed by the ledger; {what}.",
+    )
+
+
+def _active_portfolio(ledger_id: Any, portfolio_id: uuid.UUID) -> Portfolio:
+    portfolio = Portfolio.objects.filter(
+        pk=portfolio_id, ledger_id=ledger_id, deleted_at__isnull=True
+    ).first()
+    if portfolio is None:
+        raise ApiError(
+            ErrorCode.PORTFOLIO_NOT_FOUND,
+            f"Portfolio {portfolio_id} was not found in this ledger.",
+            fields={"portfolioId": "not found"},
+        )
+    return portfolio
+
+
+def _active_product(ledger_id: Any, product_id: uuid.UUID) -> Product:
+    product = Product.objects.filter(
+        pk=product_id, ledger_id=ledger_id, deleted_at__isnull=True
+    ).first()
+    if product is None:
+        raise ApiError(
+            ErrorCode.PRODUCT_NOT_FOUND,
+            f"Product {product_id} was not found in this ledger.",
+            fields={"productId": "not found"},
+        )
+    return product
+
+
+def _parent_account(ledger_id: Any, parent_id: uuid.UUID, asset_code: str) -> Account:
+    parent = Account.objects.filter(
+        pk=parent_id, ledger_id=ledger_id, deleted_at__isnull=True
+    ).first()
+    if parent is None or parent.asset_code != asset_code:
+        raise ApiError(
+            ErrorCode.ACTION_NOT_PERMITTED,
+            "parentAccountId must name an active account of this ledger with the same assetCode.",
+            fields={"parentAccountId": "not an active account of this ledger and asset"},
+        )
+    return parent
+
+
+def _account_insert(account: Account) -> Account:
+    """Save a new account with its balance row (zero), inside the caller's transaction."""
+    account.save(force_insert=True)
+    Balance.objects.create(
+        organization_id=account.organization_id,
+        ledger_id=account.ledger_id,
+        account=account,
+        asset_code=account.asset_code,
+        is_external=account.is_external,
+    )
+    return account
+
+
+def external_account_create(*, ledger: Ledger, asset_code: str) -> Account:
+    """``@external/<CODE>``: the ledger's counterparty for an instrument; it may go negative.
+
+    Called by ``instrument_create`` inside its transaction."""
+    with transaction.atomic():
+        return _account_insert(
+            Account(
+                organization_id=ledger.organization_id,
+                ledger=ledger,
+                name=f"External {asset_code}",
+                alias=f"{Account.EXTERNAL_PREFIX}{asset_code}",
+                type=Account.EXTERNAL,
+                asset_code=asset_code,
+            )
+        )
+
+
+def external_account_delete(*, ledger_id: Any, asset_code: str) -> int:
+    """Soft-delete the external account of an instrument; called by ``instrument_delete``."""
+    now = timezone.now()
+    return Account.objects.filter(
+        ledger_id=ledger_id,
+        alias=f"{Account.EXTERNAL_PREFIX}{asset_code}",
+        type=Account.EXTERNAL,
+        deleted_at__isnull=True,
+    ).update(deleted_at=now, updated_at=now)
+
+
+def account_create(
+    *,
+    ledger: Ledger,
+    asset_code: str,
+    alias: str | None = None,
+    name: str = "",
+    type: str = "deposit",
+    entity_id: str | None = None,
+    portfolio_id: uuid.UUID | None = None,
+    product_id: uuid.UUID | None = None,
+    parent_account_id: uuid.UUID | None = None,
+    allow_sending: bool = True,
+    allow_receiving: bool = True,
+    status_code: str = "ACTIVE",
+    status_description: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Account:
+    ensure_ledger_active(ledger)
+    if type == Account.EXTERNAL or (alias or "").startswith(Account.EXTERNAL_PREFIX):
+        raise _refuse_external("they cannot be created through the API")
+    if instrument_active_get(ledger_id=ledger.pk, code=asset_code) is None:
+        raise ApiError(
+            ErrorCode.ASSET_CODE_NOT_FOUND,
+            f"No active instrument with code '{asset_code}' in this ledger.",
+            fields={"assetCode": "not an active instrument of this ledger"},
+        )
+    if portfolio_id is not None:
+        _active_portfolio(ledger.pk, portfolio_id)
+    if product_id is not None:
+        _active_product(ledger.pk, product_id)
+    if parent_account_id is not None:
+        _parent_account(ledger.pk, parent_account_id, asset_code)
+    account = Account(
+        organization_id=ledger.organization_id,
+        ledger=ledger,
+        asset_code=asset_code,
+        name=name,
+        type=type,
+        entity_id=entity_id,
+        portfolio_id=portfolio_id,
+        product_id=product_id,
+        parent_account_id=parent_account_id,
+        allow_sending=allow_sending,
+        allow_receiving=allow_receiving,
+        status_code=status_code,
+        status_description=status_description,
+        metadata=metadata or {},
+    )
+    account.alias = alias or f"@{account.id}"
+    if _alias_taken(ledger.pk, account.alias):
+        raise _alias_conflict(account.alias)
+    try:
+        with transaction.atomic():
+            _account_insert(account)
+    except IntegrityError:
+        raise _alias_conflict(account.alias) from None
+    return account
+
+
+def account_update(*, account: Account, data: dict[str, Any]) -> Account:
+    if account.is_external:
+        raise _refuse_external("they cannot be changed")
+    if data.get("portfolio_id") is not None:
+        _active_portfolio(account.ledger_id, data["portfolio_id"])
+    if data.get("product_id") is not None:
+        _active_product(account.ledger_id, data["product_id"])
+    _apply(account, data)
+    with transaction.atomic():
+        account.save()
+    return account
+
+
+def account_delete(*, account: Account) -> Account:
+    """Refused while the balance holds anything; the balance row is locked while checking."""
+    if account.is_external:
+        raise _refuse_external("they are removed with their instrument")
+    with transaction.atomic():
+        balance = Balance.objects.select_for_update().filter(account_id=account.pk).first()
+        if balance is not None and (balance.available or balance.on_hold):
+            raise ApiError(
+                ErrorCode.BALANCE_REMAINING,
+                "The account still holds a balance; move it out before deleting the account.",
+            )
+        _soft_delete(account)
+    return account

@@ -1,4 +1,4 @@
-"""/v1/organizations and /v1/organizations/{id}/ledgers."""
+"""/v1/organizations, their ledgers, and the portfolios, products and accounts of a ledger."""
 
 from django.urls import path
 
@@ -12,4 +12,10 @@ urlpatterns = [
     path(ORG, views.OrganizationItem.as_view()),
     path(f"{ORG}/ledgers", views.LedgerCollection.as_view()),
     path(LEDGER, views.LedgerItem.as_view()),
+    path(f"{LEDGER}/portfolios", views.PortfolioCollection.as_view()),
+    path(f"{LEDGER}/portfolios/<str:pk>", views.PortfolioItem.as_view()),
+    path(f"{LEDGER}/products", views.ProductCollection.as_view()),
+    path(f"{LEDGER}/products/<str:pk>", views.ProductItem.as_view()),
+    path(f"{LEDGER}/accounts", views.AccountCollection.as_view()),
+    path(f"{LEDGER}/accounts/<str:pk>", views.AccountItem.as_view()),
 ]

@@ -1,4 +1,5 @@
-"""Organization and ledger endpoints: thin views over the services."""
+"""Organization, ledger, portfolio, product and account endpoints: thin views over the
+services."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from typing import Any
 from django.db.models import QuerySet
 
 from ledgerproject.api.views import CollectionView, ItemView
+from organizations import filters, services
 from organizations import serializers as s
-from organizations import services
-from organizations.models import Ledger, Organization
+from organizations.models import Account, Ledger, Organization, Portfolio, Product
 from organizations.selectors import organizations_visible
 
 
@@ -66,3 +67,92 @@ class LedgerItem(ItemView):
 
     def perform_delete(self, obj: Ledger) -> None:
         services.ledger_delete(ledger=obj)
+
+
+class PortfolioCollection(CollectionView):
+    """Portfolios of a ledger: list (filters entityId, status, metadata) and create."""
+
+    model = Portfolio
+    noun = "portfolio"
+    output_serializer = s.PortfolioOut
+    create_serializer = s.PortfolioCreateIn
+    filterset_class = filters.PortfolioFilter
+
+    def perform_create(self, data: dict[str, Any]) -> Portfolio:
+        return services.portfolio_create(ledger=self.ledger, **data)
+
+
+class PortfolioItem(ItemView):
+    """One portfolio: read, update (name, entityId, status, metadata), soft-delete."""
+
+    model = Portfolio
+    noun = "portfolio"
+    output_serializer = s.PortfolioOut
+    update_serializer = s.PortfolioUpdateIn
+
+    def perform_update(self, obj: Portfolio, data: dict[str, Any]) -> Portfolio:
+        return services.portfolio_update(portfolio=obj, data=data)
+
+    def perform_delete(self, obj: Portfolio) -> None:
+        services.portfolio_delete(portfolio=obj)
+
+
+class ProductCollection(CollectionView):
+    """Products of a ledger: list (filters status, ledgerId, metadata) and create; names
+    are unique among the ledger's active products (409 0015)."""
+
+    model = Product
+    noun = "product"
+    output_serializer = s.ProductOut
+    create_serializer = s.ProductCreateIn
+    filterset_class = filters.ProductFilter
+
+    def perform_create(self, data: dict[str, Any]) -> Product:
+        return services.product_create(ledger=self.ledger, **data)
+
+
+class ProductItem(ItemView):
+    """One product: read, update (name, status, metadata), soft-delete."""
+
+    model = Product
+    noun = "product"
+    output_serializer = s.ProductOut
+    update_serializer = s.ProductUpdateIn
+
+    def perform_update(self, obj: Product, data: dict[str, Any]) -> Product:
+        return services.product_update(product=obj, data=data)
+
+    def perform_delete(self, obj: Product) -> None:
+        services.product_delete(product=obj)
+
+
+class AccountCollection(CollectionView):
+    """Accounts of a ledger with their balances: list (filters alias, assetCode, type,
+    productId, portfolioId, entityId, status, metadata) and create."""
+
+    model = Account
+    noun = "account"
+    output_serializer = s.AccountOut
+    create_serializer = s.AccountCreateIn
+    filterset_class = filters.AccountFilter
+    select_related = ("balance",)
+
+    def perform_create(self, data: dict[str, Any]) -> Account:
+        return services.account_create(ledger=self.ledger, **data)
+
+
+class AccountItem(ItemView):
+    """One account: read, update, soft-delete (only at zero balance, 422 0012). External
+    accounts cannot be changed or deleted (422 0074)."""
+
+    model = Account
+    noun = "account"
+    output_serializer = s.AccountOut
+    update_serializer = s.AccountUpdateIn
+    select_related = ("balance",)
+
+    def perform_update(self, obj: Account, data: dict[str, Any]) -> Account:
+        return services.account_update(account=obj, data=data)
+
+    def perform_delete(self, obj: Account) -> None:
+        services.account_delete(account=obj)

@@ -1,0 +1,120 @@
+"""Request and response shapes for instruments and for rates.
+
+A rate has two faces over one record: ``/instrument-rates`` names the pair
+``baseInstrumentCode``/``counterInstrumentCode`` and ``/asset-rates`` names it
+``baseAssetCode``/``counterAssetCode``. ``RateFace`` builds each face's serializers from those
+two names, so the faces cannot drift apart."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rest_framework import serializers
+
+from ledgerproject.api.fields import MetadataField, StatusField, StrictIntegerField
+from ledgerproject.api.serializers import InputSerializer
+from organizations.serializers import TIMESTAMPS, TimestampsOut
+
+IDS = frozenset({"organizationId", "ledgerId"})
+BIGINT_MAX = 2**63 - 1
+SCALE_MAX = 18
+
+
+class InstrumentOut(TimestampsOut):
+    id = serializers.UUIDField()
+    ledgerId = serializers.UUIDField(source="ledger_id")
+    organizationId = serializers.UUIDField(source="organization_id")
+    name = serializers.CharField()
+    type = serializers.CharField()
+    code = serializers.CharField()
+    status = StatusField()
+    metadata = MetadataField()
+
+
+class InstrumentCreateIn(InputSerializer):
+    """Type and code rules (0040, 0004, 0005) are checked by ``instrument_validate``."""
+
+    unmodifiable = TIMESTAMPS | IDS
+    name = serializers.CharField(max_length=256)
+    type = serializers.CharField(max_length=20)
+    code = serializers.CharField(max_length=100)
+    status = StatusField(required=False)
+    metadata = MetadataField(required=False)
+
+
+class InstrumentUpdateIn(InputSerializer):
+    unmodifiable = TIMESTAMPS | IDS | {"type", "code"}
+    name = serializers.CharField(max_length=256, required=False)
+    status = StatusField(required=False)
+    metadata = MetadataField(required=False)
+
+
+@dataclass(frozen=True)
+class RateFace:
+    """One face of the rate resource: its component prefix and the names of the pair fields."""
+
+    label: str
+    base: str
+    counter: str
+
+    def output(self) -> type[serializers.Serializer]:
+        fields: dict[str, Any] = {
+            "id": serializers.UUIDField(),
+            "ledgerId": serializers.UUIDField(source="ledger_id"),
+            "organizationId": serializers.UUIDField(source="organization_id"),
+            self.base: serializers.CharField(source="base_code"),
+            self.counter: serializers.CharField(source="counter_code"),
+            "amount": StrictIntegerField(),
+            "scale": StrictIntegerField(),
+            "source": serializers.CharField(),
+            "status": StatusField(),
+            "metadata": MetadataField(),
+        }
+        return type(f"{self.label}Out", (TimestampsOut,), fields)
+
+    def _editable(self, *, required: bool) -> dict[str, Any]:
+        return {
+            "amount": StrictIntegerField(min_value=1, max_value=BIGINT_MAX, required=required),
+            "scale": StrictIntegerField(min_value=0, max_value=SCALE_MAX, required=required),
+            "source": serializers.CharField(max_length=256, required=False, allow_blank=True),
+            "status": StatusField(required=False),
+            "metadata": MetadataField(required=False),
+        }
+
+    def create_input(self) -> type[InputSerializer]:
+        base, counter = self.base, self.counter
+
+        def validate(serializer: InputSerializer, attrs: dict[str, Any]) -> dict[str, Any]:
+            if attrs["base_code"] == attrs["counter_code"]:
+                raise serializers.ValidationError({counter: f"must differ from {base}."})
+            return attrs
+
+        fields: dict[str, Any] = {
+            "unmodifiable": TIMESTAMPS | IDS,
+            base: serializers.CharField(max_length=100, source="base_code"),
+            counter: serializers.CharField(max_length=100, source="counter_code"),
+            **self._editable(required=True),
+            "validate": validate,
+        }
+        return type(f"{self.label}CreateIn", (InputSerializer,), fields)
+
+    def update_input(self) -> type[InputSerializer]:
+        pair_names = {f.base for f in FACES} | {f.counter for f in FACES}
+        fields: dict[str, Any] = {
+            "unmodifiable": TIMESTAMPS | IDS | pair_names,
+            **self._editable(required=False),
+        }
+        return type(f"{self.label}UpdateIn", (InputSerializer,), fields)
+
+
+INSTRUMENT_RATE = RateFace("InstrumentRate", "baseInstrumentCode", "counterInstrumentCode")
+ASSET_RATE = RateFace("AssetRate", "baseAssetCode", "counterAssetCode")
+FACES = (INSTRUMENT_RATE, ASSET_RATE)
+
+InstrumentRateOut = INSTRUMENT_RATE.output()
+InstrumentRateCreateIn = INSTRUMENT_RATE.create_input()
+InstrumentRateUpdateIn = INSTRUMENT_RATE.update_input()
+AssetRateOut = ASSET_RATE.output()
+AssetRateCreateIn = ASSET_RATE.create_input()
+AssetRateUpdateIn = ASSET_RATE.update_input()

@@ -1,0 +1,224 @@
+"""Writes for instruments and rates. Each runs in one database transaction.
+
+An instrument is created together with its external account (``@external/<CODE>``) and that
+account's balance row, and deleted together with it."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pycountry
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from instruments.models import Instrument, Rate
+from instruments.selectors import instrument_codes_missing
+from ledgerproject.api.errors import ApiError, ErrorCode
+from organizations.models import Ledger
+from organizations.services import (
+    ensure_ledger_active,
+    external_account_create,
+    external_account_delete,
+)
+from transactions.models import Balance
+
+CODE_PATTERN = re.compile(r"[A-Z0-9]+")
+INACTIVE_STATUS = {"status_code": "INACTIVE", "status_description": None}
+
+
+def _apply(obj: Any, data: dict[str, Any]) -> None:
+    for field, value in data.items():
+        setattr(obj, field, value)
+
+
+def instrument_validate(*, type: str, code: str) -> None:
+    """Type one of ``Instrument.TYPES`` (0040); code upper-case letters and digits (0004), an
+    ISO 4217 code for currencies (0005)."""
+    if type not in Instrument.TYPES:
+        raise ApiError(
+            ErrorCode.INVALID_TYPE,
+            f"type must be one of {', '.join(Instrument.TYPES)}.",
+            fields={"type": "invalid type"},
+        )
+    if not CODE_PATTERN.fullmatch(code):
+        raise ApiError(
+            ErrorCode.CODE_UPPERCASE,
+            "code must be upper-case letters and digits.",
+            fields={"code": "upper-case letters and digits only"},
+        )
+    if type == "currency" and pycountry.currencies.get(alpha_3=code) is None:
+        raise ApiError(
+            ErrorCode.CURRENCY_CODE,
+            f"'{code}' is not an ISO 4217 currency code.",
+            fields={"code": "not an ISO 4217 code"},
+        )
+
+
+def _code_conflict(code: str) -> ApiError:
+    return ApiError(
+        ErrorCode.INSTRUMENT_CODE_DUPLICATE,
+        f"An instrument with code '{code}' already exists in this ledger.",
+        fields={"code": "already in use"},
+    )
+
+
+def _code_taken(ledger_id: Any, code: str) -> bool:
+    return Instrument.objects.filter(
+        ledger_id=ledger_id, code=code, deleted_at__isnull=True
+    ).exists()
+
+
+def instrument_create(
+    *,
+    ledger: Ledger,
+    name: str,
+    type: str,
+    code: str,
+    status_code: str = "ACTIVE",
+    status_description: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Instrument:
+    instrument_validate(type=type, code=code)
+    ensure_ledger_active(ledger)
+    if _code_taken(ledger.pk, code):
+        raise _code_conflict(code)
+    try:
+        with transaction.atomic():
+            instrument = Instrument.objects.create(
+                organization_id=ledger.organization_id,
+                ledger=ledger,
+                name=name,
+                type=type,
+                code=code,
+                status_code=status_code,
+                status_description=status_description,
+                metadata=metadata or {},
+            )
+            external_account_create(ledger=ledger, asset_code=code)
+    except IntegrityError:
+        raise _code_conflict(code) from None
+    return instrument
+
+
+def instrument_update(*, instrument: Instrument, data: dict[str, Any]) -> Instrument:
+    """Only name, status and metadata change; the input serializer refuses the rest."""
+    _apply(instrument, data)
+    with transaction.atomic():
+        instrument.save()
+    return instrument
+
+
+def instrument_delete(*, instrument: Instrument) -> Instrument:
+    """Refused (0012) while a non-external account of the instrument holds anything.
+
+    The instrument's balance rows are locked in id order (the order the posting engine uses),
+    so a posting running concurrently either finishes first and is seen here, or waits."""
+    with transaction.atomic():
+        held = (
+            Balance.objects.filter(
+                ledger_id=instrument.ledger_id, asset_code=instrument.code, is_external=False
+            )
+            .order_by("pk")
+            .select_for_update()
+            .values_list("available", "on_hold")
+        )
+        if any(available or on_hold for available, on_hold in held):
+            raise ApiError(
+                ErrorCode.BALANCE_REMAINING,
+                f"Accounts of '{instrument.code}' still hold a balance; move it to the external "
+                "account before deleting the instrument.",
+            )
+        instrument.deleted_at = timezone.now()
+        instrument.save(update_fields=["deleted_at", "updated_at"])
+        external_account_delete(ledger_id=instrument.ledger_id, asset_code=instrument.code)
+    return instrument
+
+
+# Rates
+
+
+def _pair_conflict(base_code: str, counter_code: str, source: str) -> ApiError:
+    return ApiError(
+        ErrorCode.DUPLICATE_ASSET_PAIR,
+        f"An active rate {base_code}/{counter_code} from source '{source}' already exists.",
+    )
+
+
+def _pair_taken(rate: Rate) -> bool:
+    return (
+        Rate.objects.filter(
+            ledger_id=rate.ledger_id,
+            base_code=rate.base_code,
+            counter_code=rate.counter_code,
+            source=rate.source,
+            deleted_at__isnull=True,
+        )
+        .exclude(pk=rate.pk)
+        .exists()
+    )
+
+
+def rate_create(
+    *,
+    ledger: Ledger,
+    base_code: str,
+    counter_code: str,
+    amount: int,
+    scale: int,
+    source: str = "",
+    status_code: str = "ACTIVE",
+    status_description: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Rate:
+    ensure_ledger_active(ledger)
+    if base_code == counter_code:
+        raise ApiError(ErrorCode.BAD_REQUEST, "The base and counter codes must differ.")
+    missing = instrument_codes_missing(ledger_id=ledger.pk, codes=[base_code, counter_code])
+    if missing:
+        raise ApiError(
+            ErrorCode.ASSET_CODE_NOT_FOUND,
+            f"No active instrument in this ledger with code {', '.join(missing)}.",
+        )
+    rate = Rate(
+        organization_id=ledger.organization_id,
+        ledger=ledger,
+        base_code=base_code,
+        counter_code=counter_code,
+        amount=amount,
+        scale=scale,
+        source=source,
+        status_code=status_code,
+        status_description=status_description,
+        metadata=metadata or {},
+    )
+    if _pair_taken(rate):
+        raise _pair_conflict(base_code, counter_code, source)
+    try:
+        with transaction.atomic():
+            rate.save(force_insert=True)
+    except IntegrityError:
+        raise _pair_conflict(base_code, counter_code, source) from None
+    return rate
+
+
+def rate_update(*, rate: Rate, data: dict[str, Any]) -> Rate:
+    """amount, scale, source, status and metadata; a new source must keep the pair unique."""
+    _apply(rate, data)
+    if "source" in data and _pair_taken(rate):
+        raise _pair_conflict(rate.base_code, rate.counter_code, rate.source)
+    try:
+        with transaction.atomic():
+            rate.save()
+    except IntegrityError:
+        raise _pair_conflict(rate.base_code, rate.counter_code, rate.source) from None
+    return rate
+
+
+def rate_delete(*, rate: Rate) -> Rate:
+    """A deleted rate keeps its record, with status INACTIVE and deletedAt set."""
+    _apply(rate, INACTIVE_STATUS)
+    rate.deleted_at = timezone.now()
+    with transaction.atomic():
+        rate.save(update_fields=["status_code", "status_description", "deleted_at", "updated_at"])
+    return rate

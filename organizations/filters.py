@@ -1,0 +1,28 @@
+"""List filters for portfolios, products and accounts (metadata and ``deleted`` are common to
+every list and applied by ``ledgerproject.api.filters``)."""
+
+from __future__ import annotations
+
+import django_filters
+
+from ledgerproject.api.filters import MultiValueFilter
+
+
+class PortfolioFilter(django_filters.FilterSet):
+    entityId = django_filters.CharFilter(field_name="entity_id")
+    status = MultiValueFilter(field_name="status_code")
+
+
+class ProductFilter(django_filters.FilterSet):
+    status = MultiValueFilter(field_name="status_code")
+    ledgerId = django_filters.UUIDFilter(field_name="ledger_id")
+
+
+class AccountFilter(django_filters.FilterSet):
+    alias = django_filters.CharFilter(field_name="alias")
+    assetCode = django_filters.CharFilter(field_name="asset_code")
+    type = django_filters.CharFilter(field_name="type")
+    productId = django_filters.UUIDFilter(field_name="product_id")
+    portfolioId = django_filters.UUIDFilter(field_name="portfolio_id")
+    entityId = django_filters.CharFilter(field_name="entity_id")
+    status = MultiValueFilter(field_name="status_code")
