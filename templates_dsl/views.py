@@ -56,6 +56,7 @@ class TemplateView(ScopedAPIView):
 
 class TemplateCollection(TemplateView):
     @extend_schema(
+        operation_id="transaction_templates_list",
         responses={
             200: OpenApiResponse(
                 TemplateOut(many=True),
@@ -73,7 +74,11 @@ class TemplateCollection(TemplateView):
             return Response(TemplateOut(templates, many=True).data)
         return text_response("(" + ", ".join(t.text for t in templates) + ")")
 
-    @extend_schema(request=TEXT_BODY, responses={201: TEMPLATE_TEXT, **ERRORS})
+    @extend_schema(
+        operation_id="transaction_templates_create",
+        request=TEXT_BODY,
+        responses={201: TEMPLATE_TEXT, **ERRORS},
+    )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Any:
         template = services.template_create(ledger=self.ledger, text=self.body_text(request))
         return text_response(template.text, status=201)

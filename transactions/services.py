@@ -230,6 +230,8 @@ def _check_account(account: Account, direction: str, asset: str) -> None:
             f"Account {account.alias} holds {account.asset_code}, not {asset}.",
         )
     if account.deleted_at is not None or account.status_code in BLOCKED_STATUSES:
+        if account.deleted_at is not None:
+            _check_instrument(account.ledger_id, asset)
         raise ApiError(
             ErrorCode.ACCOUNT_STATUS_RESTRICTION,
             f"Account {account.alias} is deleted or blocked.",
@@ -260,13 +262,6 @@ def transaction_prepare(
 ) -> PreparedPosting:
     template = _template_for(ledger, template_code)
     plan = plan_posting(compile_template(template.text), variables)
-    if not Instrument.objects.filter(
-        ledger_id=ledger.pk, code=plan.asset, deleted_at__isnull=True
-    ).exists():
-        raise ApiError(
-            ErrorCode.ASSET_CODE_NOT_FOUND,
-            f"The instrument {plan.asset} does not exist in this ledger or was deleted.",
-        )
     if (
         parent_id is not None
         and not Transaction.objects.filter(pk=parent_id, ledger_id=ledger.pk).exists()
@@ -304,6 +299,18 @@ def transaction_prepare(
         source=_unique(leg.alias for leg in legs if leg.direction == DEBIT),
         destination=_unique(leg.alias for leg in legs if leg.direction == CREDIT),
     )
+
+
+def _check_instrument(ledger_id: uuid.UUID, asset: str) -> None:
+    """Run after the balances are locked: deleting an instrument locks the same rows, so a
+    posting can never land in an instrument deleted while it waited."""
+    if not Instrument.objects.filter(
+        ledger_id=ledger_id, code=asset, deleted_at__isnull=True
+    ).exists():
+        raise ApiError(
+            ErrorCode.ASSET_CODE_NOT_FOUND,
+            f"The instrument {asset} does not exist in this ledger or was deleted.",
+        )
 
 
 def _new_transaction(prepared: PreparedPosting, now: dt.datetime) -> Transaction:
@@ -386,6 +393,7 @@ def transaction_post(
     steps = _opening_legs(tx, prepared.legs)
     account_ids = [leg.account_id for leg, _ in steps]
     if dry_run:
+        _check_instrument(ledger.pk, tx.asset_code)
         balances = {b.account_id: b for b in Balance.objects.filter(account_id__in=account_ids)}
         book = BalanceBook(balances, now=now)
         return attach_operations(tx, [book.apply(tx, leg, effect=e) for leg, e in steps])
@@ -394,6 +402,7 @@ def transaction_post(
             if claim is not None:
                 _claim_key(ledger, claim)
             balances = lock_balances(account_ids)
+            _check_instrument(ledger.pk, tx.asset_code)
             tx.save(force_insert=True)
             operations = _write(tx, steps, balances)
             attach_operations(tx, operations)

@@ -168,3 +168,37 @@ def test_it_reverts_once_under_a_stampede(book):
     assert {c for s, c in results if s != 201} == {"0087"}
     assert book.available("@alice") == 1_000
     assert "OK" in _check_ledger()
+
+
+def test_it_never_posts_into_an_instrument_deleted_meanwhile(book):
+    codes = [f"C{i}" for i in range(8)]
+    instruments = {}
+    for code in codes:
+        instruments[code] = book.api.post(
+            f"{book.url}/instruments", {"name": code, "type": "others", "code": code}
+        ).json()["id"]
+        book.api.post(f"{book.url}/accounts", {"alias": f"@{code.lower()}", "assetCode": code})
+        book.post_template(
+            f"(transaction-template v1 (chart-of-accounts-group-name G) (code FUND_{code})"
+            f" (send {code} $a|0 (source (from @external/{code} :amount {code} $a|0)))"
+            f" (distribute (to @{code.lower()} :amount {code} $a|0)))"
+        )
+
+    def work(index, barrier):
+        api = Api(book.api.token)
+        code = codes[index // 2]
+        barrier.wait()
+        if index % 2 == 0:
+            response = api.post(
+                f"{book.url}/transactions",
+                {"transactionTypeCode": f"FUND_{code}", "variables": {"a": 5}},
+            )
+            return code, "post", response.status_code
+        response = api.delete(f"{book.url}/instruments/{instruments[code]}")
+        return code, "delete", response.status_code
+
+    results = run_threads(len(codes) * 2, work)
+    for code in codes:
+        outcome = {action: status for c, action, status in results if c == code}
+        assert outcome in ({"post": 201, "delete": 422}, {"post": 422, "delete": 204}), outcome
+    assert "OK" in _check_ledger()
