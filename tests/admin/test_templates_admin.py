@@ -1,0 +1,50 @@
+"""Template editing in the admin: the parser's messages with line and column on the form."""
+
+from __future__ import annotations
+
+import pytest
+
+from templates_dsl.models import TransactionTemplate
+from tests.api.test_templates import SIMPLE
+
+
+@pytest.fixture
+def staff(admin_client, api, ledger_url):
+    api.post(f"{ledger_url}/instruments", {"name": "Real", "type": "currency", "code": "BRL"})
+    return admin_client
+
+
+def _ledger_id(ledger_url):
+    return ledger_url.rsplit("/", 1)[-1]
+
+
+def test_it_creates_a_template_from_the_form(staff, ledger_url):
+    response = staff.post(
+        "/admin/templates_dsl/transactiontemplate/add/",
+        {"ledger": _ledger_id(ledger_url), "text": SIMPLE},
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    template = TransactionTemplate.objects.get(code="SIMPLE")
+    page = staff.get(f"/admin/templates_dsl/transactiontemplate/{template.pk}/change/")
+    assert page.status_code == 200
+    assert "Canonical text" in page.content.decode()
+
+
+def test_it_shows_line_and_column_errors_on_the_form(staff, ledger_url):
+    response = staff.post(
+        "/admin/templates_dsl/transactiontemplate/add/",
+        {"ledger": _ledger_id(ledger_url), "text": SIMPLE.replace("(code SIMPLE)", "(code")},
+    )
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "0017: line 3, column" in html
+    assert not TransactionTemplate.objects.exists()
+
+
+def test_it_lists_templates(staff, ledger_url, django_assert_max_num_queries):
+    staff.post(
+        "/admin/templates_dsl/transactiontemplate/add/",
+        {"ledger": _ledger_id(ledger_url), "text": SIMPLE},
+    )
+    with django_assert_max_num_queries(12):
+        assert staff.get("/admin/templates_dsl/transactiontemplate/").status_code == 200
