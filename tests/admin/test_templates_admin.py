@@ -37,7 +37,7 @@ def test_it_shows_line_and_column_errors_on_the_form(staff, ledger_url):
     )
     assert response.status_code == 200
     html = response.content.decode()
-    assert "0017: line 3, column" in html
+    assert "0017: line 4, column 3: unexpected" in html
     assert not TransactionTemplate.objects.exists()
 
 

@@ -7,7 +7,6 @@ import datetime as dt
 from django.utils import timezone
 
 from tests.conftest import assert_error
-from transactions.models import Transaction
 
 
 def _ids(response):
@@ -72,16 +71,15 @@ def test_it_lists_an_accounts_transactions_and_statement(book):
 
 def test_it_answers_the_balance_at_a_moment(book):
     book.fund("@alice", 1_000)
-    Transaction.objects.update(created_at=timezone.now() - dt.timedelta(days=2))
-    from transactions.models import Operation
-
-    Operation.objects.update(created_at=timezone.now() - dt.timedelta(days=2))
+    between = timezone.now()
     book.fund("@alice", 500)
     alice = book.accounts["@alice"]["id"]
     url = f"{book.url}/accounts/{alice}/balance"
-    yesterday = (timezone.now() - dt.timedelta(days=1)).date().isoformat()
-    assert book.api.get(url, {"at": yesterday}).json()["available"] == 1_000
-    assert book.api.get(url).json()["available"] == 1_500
+    assert book.api.get(url, {"at": between.isoformat()}).json()["available"] == 1_000
+    now = book.api.get(url).json()
+    assert (now["available"], now["alias"], now["assetCode"]) == (1_500, "@alice", "BRL")
+    tomorrow = (timezone.now() + dt.timedelta(days=1)).date().isoformat()
+    assert book.api.get(url, {"at": tomorrow}).json()["available"] == 1_500
     long_ago = book.api.get(url, {"at": "2000-01-01"}).json()
     assert (long_ago["available"], long_ago["onHold"]) == (0, 0)
     assert_error(book.api.get(url, {"at": "soon"}), 400, "0077")
