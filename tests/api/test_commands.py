@@ -65,3 +65,11 @@ def test_it_bootstraps_the_demo_idempotently(db):
     path = curl.split()[-1].replace("http://127.0.0.1:8000", "")
     response = Api(token).get(path)
     assert response.status_code == 200 and response.json()["name"] == "Demo Ledger"
+    lines = second.splitlines()
+    body = next(line.split("-d '")[1].split("'")[0] for line in lines if "-d '" in line)
+    payment = Api(token).client.post(f"{path}/transactions", body, content_type="application/json")
+    assert payment.status_code == 201, payment.content
+    accounts = {a["alias"]: a["balance"] for a in Api(token).get(f"{path}/accounts").json()}
+    assert accounts["@alice"]["available"] == 100_000 - 2_600
+    assert accounts["@bob"]["available"] == 2_500
+    assert accounts["@fees/platform"]["available"] == 100

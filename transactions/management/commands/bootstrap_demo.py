@@ -1,0 +1,127 @@
+"""``manage.py bootstrap_demo``: demo data for ``make run``. Safe to run again: it finds what it
+made before, and only the demo token is replaced (a raw token cannot be shown twice).
+
+The demo ledger holds the BRL instrument, accounts ``@alice`` (funded with 1,000.00 BRL),
+``@bob`` and ``@fees/platform``, and the FUND and PAYMENT_WITH_FEE templates."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandParser
+from django.db import transaction
+
+from instruments.models import Instrument
+from instruments.services import instrument_create
+from organizations.models import Account, ApiToken, Ledger, Organization
+from organizations.services import (
+    account_create,
+    ledger_create,
+    organization_create,
+    token_create,
+)
+from templates_dsl.compile import compile_template
+from templates_dsl.selectors import templates_active
+from templates_dsl.services import template_create
+from transactions.models import Transaction
+from transactions.services import transaction_post
+
+DEMO_DOCUMENT = "DEMO-0001"
+DEMO_TOKEN = "demo"
+DEMO_STAFF = "admin"
+DEMO_TEMPLATES = Path(__file__).resolve().parents[2] / "demo"
+
+
+class Command(BaseCommand):
+    help = "Create (or find) a demo organization, ledger, API token and staff user and print them."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--base-url", default="http://127.0.0.1:8000")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        base = options["base_url"].rstrip("/")
+        organization = Organization.objects.filter(
+            legal_document=DEMO_DOCUMENT, deleted_at__isnull=True
+        ).first() or organization_create(
+            legal_name="Demo Organization", legal_document=DEMO_DOCUMENT
+        )
+        ledger = Ledger.objects.filter(
+            organization=organization, name="Demo Ledger", deleted_at__isnull=True
+        ).first() or ledger_create(organization=organization, name="Demo Ledger")
+        self.fill_ledger(ledger)
+        with transaction.atomic():
+            ApiToken.objects.filter(name=DEMO_TOKEN).delete()
+            _, raw = token_create(name=DEMO_TOKEN)
+        password = self.ensure_staff()
+        ledger_url = f"{base}/v1/organizations/{organization.pk}/ledgers/{ledger.pk}"
+        lines = [
+            "",
+            "Demo ready.",
+            f"  API base URL:  {base}/v1",
+            f"  API docs:      {base}/v1/docs/",
+            f"  Admin:         {base}/admin/",
+            f"  Organization:  {organization.pk}",
+            f"  Ledger:        {ledger.pk}",
+            f"  API token:     {raw}",
+        ]
+        if password:
+            lines.append(f"  Staff login:   {DEMO_STAFF} / {password}  (shown once)")
+        else:
+            lines.append(
+                f"  Staff login:   {DEMO_STAFF} (password shown at first run; "
+                f"reset with: .venv/bin/python manage.py changepassword {DEMO_STAFF})"
+            )
+        lines += ["", "Try:", f"  curl -s -H 'Authorization: Bearer {raw}' {ledger_url}"]
+        lines += self.demo_examples(ledger_url, raw)
+        self.stdout.write("\n".join(lines) + "\n")
+
+    def fill_ledger(self, ledger: Ledger) -> None:
+        if not Instrument.objects.filter(ledger=ledger, code="BRL", deleted_at__isnull=True):
+            instrument_create(ledger=ledger, name="Brazilian real", type="currency", code="BRL")
+        for alias in ("@alice", "@bob", "@fees/platform"):
+            if not Account.objects.filter(ledger=ledger, alias=alias, deleted_at__isnull=True):
+                account_create(ledger=ledger, asset_code="BRL", alias=alias, name=alias[1:])
+        for path in sorted(DEMO_TEMPLATES.glob("*.tmpl")):
+            text = path.read_text()
+            if not templates_active(ledger).filter(code=compile_template(text).code).exists():
+                template_create(ledger=ledger, text=text)
+        if not Transaction.objects.filter(ledger=ledger).exists():
+            transaction_post(
+                ledger=ledger,
+                template_code="FUND",
+                variables={"amount": 100_000, "account": "@alice"},
+            )
+
+    def demo_examples(self, ledger_url: str, raw: str) -> list[str]:
+        payment = json.dumps(
+            {
+                "transactionTypeCode": "PAYMENT_WITH_FEE",
+                "variables": {
+                    "amount": 2500,
+                    "fee": 100,
+                    "source": "@alice",
+                    "destination": "@bob",
+                },
+            }
+        )
+        auth = f"-H 'Authorization: Bearer {raw}'"
+        return [
+            "",
+            "Pay 25.00 BRL from @alice to @bob with a 1.00 fee:",
+            f"  curl -s -X POST {auth} -H 'Content-Type: application/json' \\",
+            f"    -d '{payment}' {ledger_url}/transactions",
+            "See the balances:",
+            f"  curl -s {auth} '{ledger_url}/accounts'",
+        ]
+
+    def ensure_staff(self) -> str | None:
+        user_model = get_user_model()
+        if user_model.objects.filter(username=DEMO_STAFF).exists():
+            return None
+        password = secrets.token_urlsafe(12)
+        user_model.objects.create_superuser(DEMO_STAFF, "admin@example.com", password)
+        return password
