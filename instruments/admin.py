@@ -1,23 +1,28 @@
-"""Staff admin for instruments and rates. Both are created and deleted through the API (an
-instrument brings its external account and balance row with it); the admin browses them and
-edits only name, status and metadata."""
+"""Staff admin for instruments and rates. Both are created through the API (an instrument
+brings its external account and balance row with it); the admin browses them, edits only name,
+status and metadata, and deactivates them through the same services as the API's DELETE."""
 
 from __future__ import annotations
 
 from django.contrib import admin
 
+from instruments import services
 from instruments.models import Instrument, Rate
-from organizations.admin import RESOURCE_READONLY, DeletedFilter, ResourceAdmin
+from organizations.admin import RESOURCE_READONLY, DeletedFilter, ResourceAdmin, scope_filter
+from organizations.models import Ledger
 
 
 @admin.register(Instrument)
 class InstrumentAdmin(ResourceAdmin):
     list_display = ("code", "name", "type", "ledger", "organization", "status_code", "created_at")
-    list_filter = (DeletedFilter, "type", "status_code")
+    list_filter = (scope_filter("ledger", Ledger), DeletedFilter, "type", "status_code")
     search_fields = ("code", "name", "=id")
     list_select_related = ("ledger", "organization")
     raw_id_fields = ("organization", "ledger")
     readonly_fields = (*RESOURCE_READONLY, "organization", "ledger", "type", "code")
+
+    def deactivate_one(self, obj: Instrument) -> None:
+        services.instrument_delete(instrument=obj)
 
 
 @admin.register(Rate)
@@ -32,7 +37,7 @@ class RateAdmin(ResourceAdmin):
         "status_code",
         "created_at",
     )
-    list_filter = (DeletedFilter, "status_code", "source")
+    list_filter = (scope_filter("ledger", Ledger), DeletedFilter, "status_code", "source")
     search_fields = ("base_code", "counter_code", "source", "=id")
     list_select_related = ("ledger", "organization")
     raw_id_fields = ("organization", "ledger")
@@ -46,3 +51,6 @@ class RateAdmin(ResourceAdmin):
         "scale",
         "source",
     )
+
+    def deactivate_one(self, obj: Rate) -> None:
+        services.rate_delete(rate=obj)

@@ -1,37 +1,126 @@
 """Staff admin for organizations, ledgers, portfolios, products, accounts and API tokens.
 
-Resources are created and deleted through the API (or, for tokens, through
-``organizations.services``): their invariants (materialised organization paths, balance rows,
-external accounts, soft deletes) live in the services. The admin therefore browses everything
-and edits only the free-form fields; identity fields are read-only, and it never hard-deletes.
+Resources are created through the API (or, for tokens, through ``organizations.services``):
+their invariants (materialised organization paths, balance rows, external accounts, soft
+deletes) live in the services. The admin therefore browses everything, edits only the
+free-form fields (identity fields are read-only), never hard-deletes, and deactivates
+(soft-deletes) through the same services as the API's DELETE.
+
+The hierarchy is walked by links: an organization links to its ledgers, a ledger to its
+accounts, templates, transactions, dashboard and posting page. Lists are narrowed with
+``?organization=<id>``, ``?ledger=<id>`` or ``?account=<id>`` (``scope_filter``), which show
+the chosen parent in the sidebar at the cost of one query.
 """
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterable
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.contrib.admin.options import IncorrectLookupParameters
+from django.db.models import Model, QuerySet
 from django.http import HttpRequest
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
+from ledgerproject.api.errors import ApiError
 from organizations import services
 from organizations.models import Account, ApiToken, Ledger, Organization, Portfolio, Product
 
 RESOURCE_READONLY = ("id", "created_at", "updated_at", "deleted_at")
 
 
+def admin_url(
+    model: type[Model] | Model, view: str = "changelist", *args: Any, **query: Any
+) -> str:
+    """The admin URL of a model's changelist (optionally filtered) or of one object's page."""
+    opts = model._meta
+    url = reverse(f"admin:{opts.app_label}_{opts.model_name}_{view}", args=args)
+    if query:
+        url += "?" + "&".join(f"{key}={value}" for key, value in query.items())
+    return url
+
+
+def admin_link(model: type[Model] | Model, pk: Any, text: Any) -> SafeString | str:
+    if pk is None:
+        return "-"
+    return format_html('<a href="{}">{}</a>', admin_url(model, "change", pk), text)
+
+
+def links(items: Iterable[tuple[str, str]]) -> SafeString:
+    return format_html_join(" · ", '<a href="{}">{}</a>', items)
+
+
+def scope_filter(field: str, model: type[Model]) -> type[admin.SimpleListFilter]:
+    """A sidebar filter for ``?<field>=<id>``: shown only while it is in use, naming the
+    chosen parent; a malformed id is an incorrect lookup (the admin's ``?e=1`` page)."""
+
+    class ScopeFilter(admin.SimpleListFilter):
+        title = model._meta.verbose_name
+        parameter_name = field
+
+        def _pk(self) -> uuid.UUID | None:
+            value = self.value()
+            if not value:
+                return None
+            try:
+                return uuid.UUID(str(value))
+            except ValueError as exc:
+                raise IncorrectLookupParameters(f"{field}: not an id") from exc
+
+        def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+            pk = self._pk()
+            found = model._default_manager.filter(pk=pk).first() if pk else None
+            return [(str(pk), str(found))] if found is not None else []
+
+        def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+            pk = self._pk()
+            return queryset.filter(**{f"{field}_id": pk}) if pk else queryset
+
+    ScopeFilter.__name__ = f"{field.title()}ScopeFilter"
+    return ScopeFilter
+
+
 class ResourceAdmin(admin.ModelAdmin):
-    """Browse and edit name/status/metadata; creation and deletion go through the API."""
+    """Browse and edit name/status/metadata; creation goes through the API, deactivation
+    (soft delete) through the services, with each refusal shown as a message."""
 
     list_per_page = 50
     show_full_result_count = False
+    actions = ("deactivate",)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+    def deactivate_one(self, obj: Any) -> None:
+        raise NotImplementedError
+
+    @admin.action(
+        description="Deactivate (soft-delete) the selected %(verbose_name_plural)s",
+        permissions=["change"],
+    )
+    def deactivate(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        done: list[str] = []
+        for obj in queryset:
+            if obj.deleted_at is not None:
+                messages.warning(request, f"{obj}: already deactivated.")
+                continue
+            try:
+                self.deactivate_one(obj)
+            except ApiError as exc:
+                messages.error(request, f"{obj}: refused — {exc.error.code} {exc.description}")
+            else:
+                done.append(str(obj))
+        if done:
+            names = self.model._meta.verbose_name_plural
+            messages.success(request, f"Deactivated {len(done)} {names}: {', '.join(done)}.")
 
 
 class DeletedFilter(admin.SimpleListFilter):
@@ -51,14 +140,23 @@ class DeletedFilter(admin.SimpleListFilter):
 
 @admin.register(Organization)
 class OrganizationAdmin(ResourceAdmin):
-    list_display = ("legal_name", "legal_document", "parent", "status_code", "created_at")
+    list_display = (
+        "legal_name",
+        "legal_document",
+        "parent",
+        "status_code",
+        "ledgers_link",
+        "created_at",
+        "deleted_at",
+    )
     list_filter = (DeletedFilter, "status_code")
     search_fields = ("legal_name", "legal_document", "doing_business_as", "=id")
     list_select_related = ("parent",)
     raw_id_fields = ("parent",)
-    readonly_fields = (*RESOURCE_READONLY, "parent", "path", "legal_document")
+    readonly_fields = (*RESOURCE_READONLY, "parent", "path", "legal_document", "ledgers")
     fields = (
         "id",
+        "ledgers",
         "legal_name",
         "legal_document",
         "doing_business_as",
@@ -73,35 +171,126 @@ class OrganizationAdmin(ResourceAdmin):
         "deleted_at",
     )
 
+    @admin.display(description="ledgers")
+    def ledgers_link(self, obj: Organization) -> SafeString:
+        return links([(admin_url(Ledger, organization=obj.pk), "ledgers")])
+
+    @admin.display(description="ledgers")
+    def ledgers(self, obj: Organization) -> SafeString:
+        rows = [
+            (admin_url(Ledger, "change", ledger.pk), ledger.name)
+            for ledger in Ledger.objects.filter(organization_id=obj.pk, deleted_at__isnull=True)
+        ]
+        rows.append((admin_url(Ledger, organization=obj.pk), "all ledgers, deleted too"))
+        return links(rows)
+
+    def deactivate_one(self, obj: Organization) -> None:
+        services.organization_delete(organization=obj)
+
+
+def ledger_links(ledger_id: Any, *, full: bool = True) -> SafeString:
+    """Where a ledger leads: its contents (lists filtered by it) and its own pages."""
+    from instruments.models import Instrument
+    from templates_dsl.models import TransactionTemplate
+    from transactions.models import Transaction
+
+    items = [
+        (admin_url(Ledger, "dashboard", ledger_id), "dashboard"),
+        (admin_url(Ledger, "post", ledger_id), "post a transaction"),
+        (admin_url(Account, ledger=ledger_id), "accounts"),
+        (admin_url(TransactionTemplate, ledger=ledger_id), "templates"),
+        (admin_url(Transaction, ledger=ledger_id), "transactions"),
+    ]
+    if full:
+        items += [
+            (admin_url(Instrument, ledger=ledger_id), "instruments"),
+            (admin_url(Portfolio, ledger=ledger_id), "portfolios"),
+            (admin_url(Product, ledger=ledger_id), "products"),
+        ]
+    return links(items)
+
 
 @admin.register(Ledger)
 class LedgerAdmin(ResourceAdmin):
-    list_display = ("name", "organization", "status_code", "created_at", "deleted_at")
-    list_filter = (DeletedFilter, "status_code")
+    list_display = ("name", "organization", "status_code", "contents", "created_at", "deleted_at")
+    list_filter = (scope_filter("organization", Organization), DeletedFilter, "status_code")
     search_fields = ("name", "=id", "organization__legal_name")
     list_select_related = ("organization",)
     autocomplete_fields = ("organization",)
-    readonly_fields = (*RESOURCE_READONLY, "organization")
+    readonly_fields = (*RESOURCE_READONLY, "organization", "navigation")
+    fields = (
+        "id",
+        "navigation",
+        "organization",
+        "name",
+        "status_code",
+        "status_description",
+        "metadata",
+        "created_at",
+        "updated_at",
+        "deleted_at",
+    )
+
+    @admin.display(description="contents")
+    def contents(self, obj: Ledger) -> SafeString:
+        return ledger_links(obj.pk, full=False)
+
+    @admin.display(description="go to")
+    def navigation(self, obj: Ledger) -> SafeString:
+        return ledger_links(obj.pk)
+
+    def deactivate_one(self, obj: Ledger) -> None:
+        services.ledger_delete(ledger=obj)
+
+    def get_urls(self) -> list[Any]:
+        from transactions import admin_views
+
+        def view(func: Any) -> Any:
+            def wrapped(request: HttpRequest, object_id: str) -> Any:
+                return func(request, object_id, model_admin=self)
+
+            return self.admin_site.admin_view(wrapped)
+
+        info = self.opts.app_label, self.opts.model_name
+        return [
+            path(
+                "<path:object_id>/dashboard/",
+                view(admin_views.ledger_dashboard),
+                name="{}_{}_dashboard".format(*info),
+            ),
+            path(
+                "<path:object_id>/post/",
+                view(admin_views.ledger_post),
+                name="{}_{}_post".format(*info),
+            ),
+            *super().get_urls(),
+        ]
 
 
 @admin.register(Portfolio)
 class PortfolioAdmin(ResourceAdmin):
     list_display = ("name", "entity_id", "ledger", "organization", "status_code", "created_at")
-    list_filter = (DeletedFilter, "status_code")
+    list_filter = (scope_filter("ledger", Ledger), DeletedFilter, "status_code")
     search_fields = ("name", "entity_id", "=id")
     list_select_related = ("ledger", "organization")
     raw_id_fields = ("organization", "ledger")
     readonly_fields = (*RESOURCE_READONLY, "organization", "ledger")
 
+    def deactivate_one(self, obj: Portfolio) -> None:
+        services.portfolio_delete(portfolio=obj)
+
 
 @admin.register(Product)
 class ProductAdmin(ResourceAdmin):
     list_display = ("name", "ledger", "organization", "status_code", "created_at")
-    list_filter = (DeletedFilter, "status_code")
+    list_filter = (scope_filter("ledger", Ledger), DeletedFilter, "status_code")
     search_fields = ("name", "=id")
     list_select_related = ("ledger", "organization")
     raw_id_fields = ("organization", "ledger")
     readonly_fields = (*RESOURCE_READONLY, "organization", "ledger")
+
+    def deactivate_one(self, obj: Product) -> None:
+        services.product_delete(product=obj)
 
 
 @admin.register(Account)
@@ -115,9 +304,17 @@ class AccountAdmin(ResourceAdmin):
         "available",
         "on_hold",
         "status_code",
+        "statement",
         "created_at",
     )
-    list_filter = (DeletedFilter, "type", "status_code", "allow_sending", "allow_receiving")
+    list_filter = (
+        scope_filter("ledger", Ledger),
+        DeletedFilter,
+        "type",
+        "status_code",
+        "allow_sending",
+        "allow_receiving",
+    )
     search_fields = ("alias", "name", "entity_id", "asset_code", "=id")
     list_select_related = ("ledger", "balance")
     raw_id_fields = ("organization", "ledger", "portfolio", "product", "parent_account")
@@ -133,6 +330,7 @@ class AccountAdmin(ResourceAdmin):
         "parent_account",
         "available",
         "on_hold",
+        "statement",
     )
 
     @admin.display(description="available")
@@ -144,6 +342,15 @@ class AccountAdmin(ResourceAdmin):
     def on_hold(self, obj: Account) -> str:
         balance = getattr(obj, "balance", None)
         return "-" if balance is None else f"{balance.on_hold} (scale {balance.scale})"
+
+    @admin.display(description="statement")
+    def statement(self, obj: Account) -> SafeString:
+        from transactions.models import Operation
+
+        return links([(admin_url(Operation, account=obj.pk), "operations")])
+
+    def deactivate_one(self, obj: Account) -> None:
+        services.account_delete(account=obj)
 
 
 class ApiTokenAddForm(forms.ModelForm):

@@ -13,6 +13,7 @@ from django.http import HttpRequest
 from django.utils.html import format_html
 
 from ledgerproject.api.errors import ApiError
+from organizations.admin import DeletedFilter, admin_url, scope_filter
 from organizations.models import Ledger
 from templates_dsl import services
 from templates_dsl.compile import compile_template
@@ -51,17 +52,32 @@ class TemplateForm(forms.ModelForm):
 class TransactionTemplateAdmin(admin.ModelAdmin):
     form = TemplateForm
     list_display = ("code", "ledger", "asset_code", "pending", "created_at", "deleted_at")
-    list_filter = ("pending", "asset_code")
+    list_filter = (scope_filter("ledger", Ledger), DeletedFilter, "pending", "asset_code")
     search_fields = ("code", "description", "=ledger__id")
     list_select_related = ("ledger",)
     raw_id_fields = ("ledger",)
-    readonly_fields = ("code", "canonical_text", "created_at", "updated_at", "deleted_at")
+    readonly_fields = (
+        "code",
+        "variables",
+        "canonical_text",
+        "created_at",
+        "updated_at",
+        "deleted_at",
+    )
     actions = ("deactivate",)
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         if obj is None:
             return ("ledger", "text")
-        return ("code", "text", "canonical_text", "created_at", "updated_at", "deleted_at")
+        return (
+            "code",
+            "variables",
+            "text",
+            "canonical_text",
+            "created_at",
+            "updated_at",
+            "deleted_at",
+        )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[TransactionTemplate]:
         return super().get_queryset(request)
@@ -73,6 +89,21 @@ class TransactionTemplateAdmin(admin.ModelAdmin):
         except ApiError as exc:
             text = exc.description
         return format_html("<pre style='font-size: 12px'>{}</pre>", text)
+
+    @admin.display(description="Variables")
+    def variables(self, obj: TransactionTemplate) -> str:
+        try:
+            compiled = compile_template(obj.text)
+        except ApiError:
+            return "-"
+        names = [f"${name} (amount)" for name in compiled.amount_variables()]
+        names += [f"${name} (account)" for name in compiled.account_variables()]
+        if obj.deleted_at is not None:
+            return ", ".join(names) or "none"
+        post = admin_url(Ledger, "post", obj.ledger_id, template=obj.code)
+        return format_html(
+            '{} — <a href="{}">post a transaction with it</a>', ", ".join(names) or "none", post
+        )
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         text = form.cleaned_data["text"]

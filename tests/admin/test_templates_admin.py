@@ -48,3 +48,45 @@ def test_it_lists_templates(staff, ledger_url, django_assert_max_num_queries):
     )
     with django_assert_max_num_queries(12):
         assert staff.get("/admin/templates_dsl/transactiontemplate/").status_code == 200
+
+
+def test_it_shows_the_variables_and_links_to_the_posting_page(staff, ledger_url):
+    staff.post(
+        "/admin/templates_dsl/transactiontemplate/add/",
+        {"ledger": _ledger_id(ledger_url), "text": SIMPLE},
+    )
+    template = TransactionTemplate.objects.get(code="SIMPLE")
+    html = staff.get(f"/admin/templates_dsl/transactiontemplate/{template.pk}/change/")
+    html = html.content.decode()
+    assert "$a (amount), $to (account)" in html
+    assert f"/admin/organizations/ledger/{_ledger_id(ledger_url)}/post/?template=SIMPLE" in html
+
+
+def test_an_edit_with_an_error_shows_its_position_and_keeps_the_text(staff, ledger_url):
+    staff.post(
+        "/admin/templates_dsl/transactiontemplate/add/",
+        {"ledger": _ledger_id(ledger_url), "text": SIMPLE},
+    )
+    template = TransactionTemplate.objects.get(code="SIMPLE")
+    broken = SIMPLE.replace("$a|2 (source", "$a|99 (source")
+    response = staff.post(
+        f"/admin/templates_dsl/transactiontemplate/{template.pk}/change/", {"text": broken}
+    )
+    assert response.status_code == 200
+    assert "0017: line 4, column" in response.content.decode()
+    template.refresh_from_db()
+    assert template.text == SIMPLE
+
+
+def test_it_deactivates_templates(staff, ledger_url):
+    staff.post(
+        "/admin/templates_dsl/transactiontemplate/add/",
+        {"ledger": _ledger_id(ledger_url), "text": SIMPLE},
+    )
+    template = TransactionTemplate.objects.get(code="SIMPLE")
+    staff.post(
+        "/admin/templates_dsl/transactiontemplate/",
+        {"action": "deactivate", "_selected_action": [template.pk]},
+    )
+    template.refresh_from_db()
+    assert template.deleted_at is not None

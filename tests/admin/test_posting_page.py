@@ -1,0 +1,92 @@
+"""The per-ledger posting page: pick a template, fill the form built from its variables,
+preview with a dry run (nothing written), then post through ``transaction_post``."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.admin.helpers import ledger_of, messages_of
+from transactions.models import Transaction
+
+PAYMENT = {
+    "template": "PAYMENT_WITH_FEE",
+    "var_amount": "2500",
+    "var_fee": "100",
+    "var_source": "@alice",
+    "var_destination": "@bob",
+}
+
+
+@pytest.fixture
+def url(book):
+    book.fund("@alice", 100_000)
+    return f"/admin/organizations/ledger/{ledger_of(book).pk}/post/"
+
+
+def test_it_offers_the_ledgers_templates(admin_client, url):
+    html = admin_client.get(url).content.decode()
+    for code in ("FUND", "PAYMENT_WITH_FEE", "PAYMENT_HELD"):
+        assert f'<option value="{code}"' in html
+    assert 'id="posting-form"' not in html
+
+
+def test_it_builds_the_form_from_the_templates_variables(admin_client, url):
+    html = admin_client.get(url, {"template": "PAYMENT_WITH_FEE"}).content.decode()
+    for name in ("var_amount", "var_fee", "var_source", "var_destination"):
+        assert f'name="{name}"' in html
+    assert 'type="number" name="var_amount"' in html
+    assert '<option value="@bob">' in html  # the aliases offered for account variables
+    fund = admin_client.get(url, {"template": "FUND"}).content.decode()
+    assert 'name="var_account"' in fund and 'name="var_fee"' not in fund
+    missing = admin_client.get(url, {"template": "NOPE"})
+    assert any("No active template" in m for m in messages_of(missing))
+
+
+def test_the_preview_shows_the_operations_and_writes_nothing(admin_client, book, url):
+    before = Transaction.objects.count()
+    response = admin_client.post(url, {**PAYMENT, "_preview": "1"})
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "nothing was written" in html
+    assert "26.00 BRL" in html and "974.00" in html and "1000.00" in html
+    assert Transaction.objects.count() == before
+    assert book.available("@alice") == 100_000
+
+
+def test_it_posts_and_goes_to_the_transaction(admin_client, book, url):
+    response = admin_client.post(
+        url,
+        {**PAYMENT, "metadata": "order=42\nchannel=desk", "description": "By hand", "_post": "1"},
+    )
+    assert response.status_code == 302
+    tx = Transaction.objects.get(type="PAYMENT_WITH_FEE")
+    assert response["Location"] == f"/admin/transactions/transaction/{tx.pk}/change/"
+    assert tx.status == "SENT" and tx.description == "By hand"
+    assert tx.metadata == {"channel": "desk", "origin": "template", "order": "42"}
+    assert book.available("@alice") == 97_400 and book.available("@bob") == 2_500
+    assert any("Posted" in m for m in messages_of(admin_client.get(response["Location"])))
+
+
+def test_it_posts_pending_when_asked(admin_client, book, url):
+    admin_client.post(url, {**PAYMENT, "pending": "true", "_post": "1"})
+    assert Transaction.objects.get(type="PAYMENT_WITH_FEE").status == "PRE_APPROVED"
+    assert book.balance("@alice")["onHold"] == 2_600
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"var_amount": "999999999"}, "0018"),
+        ({"var_destination": "@nobody"}, "0085"),
+        ({"var_destination": "@alice"}, "0090"),
+        ({"var_amount": ""}, "This field is required"),
+        ({"var_amount": "-5"}, "greater than or equal to 0"),
+        ({"metadata": "no equals sign"}, "Line 1: expected key=value"),
+    ],
+)
+def test_it_shows_refusals_on_the_form_and_posts_nothing(admin_client, url, change, message):
+    before = Transaction.objects.count()
+    response = admin_client.post(url, {**PAYMENT, **change, "_post": "1"})
+    assert response.status_code == 200
+    assert message in response.content.decode()
+    assert Transaction.objects.count() == before

@@ -1,0 +1,350 @@
+"""Admin pages of one ledger, served under the ledger's admin URL (``LedgerAdmin.get_urls``):
+
+- ``.../dashboard/``: SVG charts drawn on the server (SENT transactions per day, transactions by
+  status, amount by asset: the API's three chart types), the latest transactions, balances, and
+  a button that runs ``ledger_check`` and shows its report;
+- ``.../post/``: pick a template, fill a form built from its variables, preview with a dry run,
+  then post, through ``transaction_post`` like the API.
+
+Both need the view permission on the ledger; the dashboard also needs ``view_transaction``,
+posting ``add_transaction``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count
+from django.db.models.functions import TruncDate
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.utils import timezone
+from django.utils.html import format_html
+
+from ledgerproject.api.errors import ApiError
+from ledgerproject.api.fields import validate_metadata
+from organizations.admin import admin_url
+from organizations.models import Account, Ledger
+from templates_dsl import ast
+from templates_dsl.compile import compile_template
+from templates_dsl.formatter import format_template
+from templates_dsl.models import TransactionTemplate
+from templates_dsl.selectors import templates_active
+from transactions import selectors, services
+from transactions.charts_svg import Bar, format_amount, horizontal_bars, vertical_bars
+from transactions.integrity import ledger_check
+from transactions.models import Balance, Transaction
+
+WINDOWS = (7, 30, 90)
+STATUS_COLORS = {
+    Transaction.CREATED: "#999999",
+    Transaction.PRE_APPROVED: "#e0a458",
+    Transaction.SENT: "#5b8c5a",
+    Transaction.CANCELED: "#c2574b",
+}
+MAX_ALIASES = 500
+
+
+def _ledger(request: HttpRequest, object_id: str, model_admin: Any, *perms: str) -> Ledger:
+    ledger = model_admin.get_object(request, unquote(object_id))
+    if ledger is None:
+        raise Http404("No such ledger.")
+    if not model_admin.has_view_permission(request, ledger):
+        raise PermissionDenied
+    if not all(request.user.has_perm(perm) for perm in perms):
+        raise PermissionDenied
+    return ledger
+
+
+def _context(request: HttpRequest, model_admin: Any, ledger: Ledger, title: str) -> dict:
+    return {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.opts,
+        "original": ledger,
+        "ledger": ledger,
+        "title": title,
+        "subtitle": f"{ledger.name} · {ledger.organization}",
+        "links": {
+            "ledger": admin_url(Ledger, "change", ledger.pk),
+            "dashboard": admin_url(Ledger, "dashboard", ledger.pk),
+            "post": admin_url(Ledger, "post", ledger.pk),
+            "accounts": admin_url(Account, ledger=ledger.pk),
+            "templates": admin_url(TransactionTemplate, ledger=ledger.pk),
+            "transactions": admin_url(Transaction, ledger=ledger.pk),
+            "balances": admin_url(Balance, ledger=ledger.pk),
+        },
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Dashboard
+
+
+def _per_day(ledger: Ledger, start: dt.date, end: dt.date) -> list[Bar]:
+    begin = dt.datetime.combine(start, dt.time.min, tzinfo=dt.UTC)
+    rows = (
+        Transaction.objects.filter(
+            ledger_id=ledger.pk, status=Transaction.SENT, created_at__gte=begin
+        )
+        .annotate(day=TruncDate("created_at", tzinfo=dt.UTC))
+        .values_list("day")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    counts = {day: n for day, n in rows}
+    days = [start + dt.timedelta(days=i) for i in range((end - start).days + 1)]
+    return [Bar(day.isoformat(), counts.get(day, 0), str(counts.get(day, 0))) for day in days]
+
+
+def _charts(ledger: Ledger, days: int) -> dict[str, Any]:
+    end = timezone.now().astimezone(dt.UTC).date()
+    start = end - dt.timedelta(days=days - 1)
+    per_day = _per_day(ledger, start, end)
+    by_status = selectors.chart_compute(
+        ledger=ledger,
+        chart_type="transactionsByStatus",
+        start=start.isoformat(),
+        end=end.isoformat(),
+    )["data"]
+    by_asset = selectors.chart_compute(ledger=ledger, chart_type="totalAmountByAsset", limit=10)[
+        "data"
+    ]
+    return {
+        "per_day": vertical_bars(
+            per_day, title="SENT transactions per day", tick=lambda label: label[5:]
+        ),
+        "per_day_total": sum(int(bar.value) for bar in per_day),
+        "by_status": horizontal_bars(
+            [
+                Bar(
+                    item["metric"], item["count"], str(item["count"]), STATUS_COLORS[item["metric"]]
+                )
+                for item in by_status
+            ],
+            title="Transactions by status",
+        ),
+        "by_asset": horizontal_bars(
+            [
+                Bar(
+                    item["metric"],
+                    item["count"] / 10 ** item["scale"],
+                    f"{format_amount(item['count'], item['scale'])} {item['metric']}",
+                )
+                for item in by_asset
+            ],
+            title="Amount by asset",
+        ),
+        "start": start,
+        "end": end,
+    }
+
+
+def ledger_dashboard(request: HttpRequest, object_id: str, *, model_admin: Any) -> HttpResponse:
+    ledger = _ledger(request, object_id, model_admin, "transactions.view_transaction")
+    try:
+        days = int(request.GET.get("days", 30))
+    except ValueError:
+        days = 30
+    days = days if days in WINDOWS else 30
+    report = ledger_check(ledger) if request.method == "POST" and "check" in request.POST else None
+    latest = Transaction.objects.filter(ledger_id=ledger.pk).order_by("-created_at", "-id")[:10]
+    balances = (
+        Balance.objects.filter(
+            ledger_id=ledger.pk, is_external=False, account__deleted_at__isnull=True
+        )
+        .select_related("account")
+        .order_by("account__alias")[:25]
+    )
+    context = {
+        **_context(request, model_admin, ledger, "Ledger dashboard"),
+        **_charts(ledger, days),
+        "days": days,
+        "windows": WINDOWS,
+        "latest": [
+            {
+                "url": admin_url(Transaction, "change", tx.pk),
+                "tx": tx,
+                "amount": f"{format_amount(tx.amount, tx.scale)} {tx.asset_code}",
+            }
+            for tx in latest
+        ],
+        "balances": [
+            {
+                "alias": b.account.alias,
+                "url": admin_url(Account, "change", b.account_id),
+                "asset": b.asset_code,
+                "available": format_amount(b.available, b.scale),
+                "on_hold": format_amount(b.on_hold, b.scale),
+            }
+            for b in balances
+        ],
+        "report": report,
+        "can_post": request.user.has_perm("transactions.add_transaction"),
+    }
+    return TemplateResponse(request, "admin/organizations/ledger/dashboard.html", context)
+
+
+# ---------------------------------------------------------------------------------------------
+# Posting
+
+
+class PostingForm(forms.Form):
+    """The variables of one template, then the optional overrides the API also takes."""
+
+    def __init__(self, *args: Any, template: ast.Template, aliases: list[str], **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.template = template
+        scale = template.send.amount.scale
+        for name in template.amount_variables():
+            self.fields[f"var_{name}"] = forms.IntegerField(
+                label=f"${name}",
+                min_value=0,
+                help_text=f"{template.send.asset} in minor units at scale {scale} "
+                f"(2500 is {format_amount(2500, scale)}).",
+            )
+        for name in template.account_variables():
+            self.fields[f"var_{name}"] = forms.CharField(
+                label=f"${name}",
+                max_length=101,
+                help_text="An account alias, such as @alice.",
+                widget=forms.TextInput(attrs={"list": "ledger-aliases", "autocomplete": "off"}),
+            )
+        self.fields["description"] = forms.CharField(
+            required=False, max_length=2000, help_text="Leave empty for the template's."
+        )
+        self.fields["pending"] = forms.ChoiceField(
+            choices=[
+                ("", f"template default ({'yes' if template.pending else 'no'})"),
+                ("true", "yes: hold the funds until commit"),
+                ("false", "no: move the funds now"),
+            ],
+            required=False,
+        )
+        self.fields["metadata"] = forms.CharField(
+            required=False,
+            widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+            help_text="One key=value per line; merged over the template's metadata.",
+        )
+        self.aliases = aliases
+
+    def clean_metadata(self) -> dict[str, str]:
+        metadata = {}
+        for number, line in enumerate(self.cleaned_data["metadata"].splitlines(), start=1):
+            if not line.strip():
+                continue
+            key, sep, value = line.partition("=")
+            if not sep or not key.strip():
+                raise forms.ValidationError(f"Line {number}: expected key=value.")
+            metadata[key.strip()] = value.strip()
+        try:
+            return validate_metadata(metadata)
+        except ApiError as exc:
+            raise forms.ValidationError(f"{exc.error.code}: {exc.description}") from exc
+
+    def posting_arguments(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        pending = {"": None, "true": True, "false": False}[data.get("pending") or ""]
+        return {
+            "variables": {
+                name[4:]: value for name, value in data.items() if name.startswith("var_")
+            },
+            "description": data.get("description") or None,
+            "pending": pending,
+            "metadata": data.get("metadata") or None,
+        }
+
+    def add_api_error(self, exc: ApiError) -> None:
+        placed = False
+        for key in exc.fields or {}:
+            name = f"var_{key.removeprefix('variables.').lstrip('$')}"
+            if name in self.fields:
+                self.add_error(name, f"{exc.error.code}: {exc.description}")
+                placed = True
+        if not placed:
+            self.add_error(None, f"{exc.error.code}: {exc.description}")
+
+
+def _preview_rows(tx: Transaction) -> list[dict[str, str]]:
+    def balance(available: int, on_hold: int, scale: int) -> str:
+        text = format_amount(available, scale)
+        return f"{text} (+{format_amount(on_hold, scale)} on hold)" if on_hold else text
+
+    return [
+        {
+            "account": op.account_alias,
+            "type": op.type,
+            "effect": op.effect,
+            "amount": f"{format_amount(op.amount, op.scale)} {op.asset_code}",
+            "before": balance(op.balance_available, op.balance_on_hold, op.balance_scale),
+            "after": balance(
+                op.balance_available_after, op.balance_on_hold_after, op.balance_scale_after
+            ),
+        }
+        for op in tx.operations.all()
+    ]
+
+
+def ledger_post(request: HttpRequest, object_id: str, *, model_admin: Any) -> HttpResponse:
+    ledger = _ledger(request, object_id, model_admin, "transactions.add_transaction")
+    templates = list(templates_active(ledger).order_by("code"))
+    code = request.POST.get("template") or request.GET.get("template") or ""
+    chosen = next((t for t in templates if t.code == code), None)
+    context = _context(request, model_admin, ledger, "Post a transaction")
+    context.update(templates=templates, chosen=chosen, form=None, preview=None)
+    if code and chosen is None:
+        messages.error(request, f"No active template with code '{code}' in this ledger.")
+    if chosen is None:
+        return TemplateResponse(request, "admin/organizations/ledger/post.html", context)
+
+    compiled = compile_template(chosen.text)
+    aliases = list(
+        Account.objects.filter(
+            ledger_id=ledger.pk, asset_code=compiled.send.asset, deleted_at__isnull=True
+        )
+        .order_by("alias")
+        .values_list("alias", flat=True)[:MAX_ALIASES]
+    )
+    form = PostingForm(
+        request.POST if request.method == "POST" else None, template=compiled, aliases=aliases
+    )
+    context.update(form=form, canonical=format_template(compiled))
+    if request.method == "POST" and form.is_valid():
+        dry_run = "_post" not in request.POST
+        try:
+            tx = services.transaction_post(
+                ledger=ledger,
+                template_code=chosen.code,
+                dry_run=dry_run,
+                **form.posting_arguments(),
+            )
+        except ApiError as exc:
+            form.add_api_error(exc)
+        else:
+            if dry_run:
+                context["preview"] = {
+                    "tx": tx,
+                    "amount": f"{format_amount(tx.amount, tx.scale)} {tx.asset_code}",
+                    "rows": _preview_rows(tx),
+                }
+            else:
+                url = admin_url(Transaction, "change", tx.pk)
+                messages.success(
+                    request,
+                    format_html(
+                        'Posted <a href="{}">{}</a>: {} {} ({}).',
+                        url,
+                        tx.pk,
+                        format_amount(tx.amount, tx.scale),
+                        tx.asset_code,
+                        tx.status,
+                    ),
+                )
+                if request.user.has_perm("transactions.view_transaction"):
+                    return HttpResponseRedirect(url)
+                return HttpResponseRedirect(f"{context['links']['post']}?template={chosen.code}")
+    return TemplateResponse(request, "admin/organizations/ledger/post.html", context)
