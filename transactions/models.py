@@ -17,6 +17,8 @@ class Balance(models.Model):
     id = models.UUIDField(primary_key=True, default=new_id, editable=False)
     organization = models.ForeignKey(Organization, on_delete=models.PROTECT, related_name="+")
     ledger = models.ForeignKey(Ledger, on_delete=models.PROTECT, related_name="+")
+    # One balance per account: Django's one-to-one. In the database the uniqueness is the
+    # constraint below, which includes organization (transactions/migrations/0003).
     account = models.OneToOneField(Account, on_delete=models.PROTECT, related_name="balance")
     asset_code = models.CharField(max_length=100)
     is_external = models.BooleanField(default=False)
@@ -37,6 +39,9 @@ class Balance(models.Model):
                 condition=Q(on_hold__gte=0), name="balance_on_hold_not_negative"
             ),
             models.CheckConstraint(condition=Q(scale__lte=18), name="balance_scale_range"),
+            models.UniqueConstraint(
+                fields=["account", "organization"], name="balance_account_uniq"
+            ),
         ]
         indexes = [models.Index(fields=["ledger", "asset_code"], name="balance_ledger_asset_idx")]
 
@@ -78,7 +83,9 @@ class Transaction(TimestampedModel):
     class Meta(TimestampedModel.Meta):
         constraints = [
             models.UniqueConstraint(
-                fields=["parent"], condition=Q(is_reversal=True), name="transaction_one_reversal"
+                fields=["parent", "organization"],
+                condition=Q(is_reversal=True),
+                name="transaction_one_reversal",
             ),
             models.CheckConstraint(
                 condition=Q(status__in=["CREATED", "PRE_APPROVED", "SENT", "CANCELED"]),
@@ -147,7 +154,8 @@ class Operation(TimestampedModel):
                 name="operation_scale_never_shrinks",
             ),
             models.UniqueConstraint(
-                fields=["account", "balance_version"], name="operation_account_version_uniq"
+                fields=["account", "balance_version", "organization"],
+                name="operation_account_version_uniq",
             ),
         ]
         indexes = [

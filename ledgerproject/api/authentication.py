@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
+from django.conf import settings
+from django.db.models.signals import m2m_changed, post_delete, post_save
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
-from organizations.models import ApiToken
+from organizations.models import ApiToken, Organization
 from organizations.tokens import secret_matches, split_prefix
 
 
@@ -40,6 +43,48 @@ class TokenPrincipal:
         return f"token:{self.token.name}"
 
 
+TOKEN_SQL = """
+SELECT t.*, o.path AS org_path FROM organizations_apitoken t
+LEFT JOIN organizations_apitoken_organizations m ON m.apitoken_id = t.id
+LEFT JOIN organizations_organization o ON o.id = m.organization_id
+WHERE t.prefix = %s
+"""
+_token_cache: dict[str, tuple[float, ApiToken | None, tuple[str, ...]]] = {}
+
+
+def token_lookup(prefix: str) -> tuple[ApiToken | None, tuple[str, ...]]:
+    """The token with this prefix and the paths of its organizations, in one query (a literal
+    statement: the ORM's query compilation cost more than the query).
+
+    With ``API_TOKEN_CACHE_SECONDS`` > 0 the answer is kept that long in this process (a
+    revocation made in another process then takes up to that long to apply here; any change
+    to a token or an organization made in this process clears the cache). Off by default."""
+    ttl = getattr(settings, "API_TOKEN_CACHE_SECONDS", 0)
+    now = time.monotonic()
+    if ttl > 0:
+        cached = _token_cache.get(prefix)
+        if cached is not None and now - cached[0] < ttl:
+            return cached[1], cached[2]
+    rows = list(ApiToken.objects.raw(TOKEN_SQL, [prefix]))
+    token = rows[0] if rows else None
+    paths = tuple(sorted(row.org_path for row in rows if row.org_path is not None))
+    if ttl > 0:
+        _token_cache[prefix] = (now, token, paths)
+    return token, paths
+
+
+def clear_token_cache(**_: Any) -> None:
+    _token_cache.clear()
+
+
+for _signal in (post_save, post_delete):
+    _signal.connect(clear_token_cache, sender=ApiToken, dispatch_uid=f"token-cache-{_signal}")
+    _signal.connect(clear_token_cache, sender=Organization, dispatch_uid=f"org-cache-{_signal}")
+m2m_changed.connect(
+    clear_token_cache, sender=ApiToken.organizations.through, dispatch_uid="token-orgs-cache"
+)
+
+
 class BearerTokenAuthentication(authentication.BaseAuthentication):
     keyword = "Bearer"
 
@@ -54,16 +99,13 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
                 "The Authorization header must be 'Bearer <token>'."
             )
         prefix = split_prefix(raw)
-        token = None
-        if prefix is not None:
-            token = ApiToken.objects.filter(prefix=prefix).prefetch_related("organizations").first()
+        token, paths = token_lookup(prefix) if prefix is not None else (None, ())
         if token is None or not secret_matches(raw, token.secret_hash):
             raise exceptions.AuthenticationFailed("The token is not valid.")
         if token.revoked_at is not None:
             raise exceptions.AuthenticationFailed("The token has been revoked.")
         if token.expires_at is not None and token.expires_at <= timezone.now():
             raise exceptions.AuthenticationFailed("The token has expired.")
-        paths = tuple(sorted(org.path for org in token.organizations.all()))
         return TokenPrincipal(token, paths), token
 
     def authenticate_header(self, request: Request) -> str:

@@ -74,8 +74,12 @@ class KeysetPage:
         first, second = self.keys
         if self.cursor is not None:
             value, pk = self.cursor
-            op = "lt" if self.descending else "gt"
-            after = Q(**{f"{first}__{op}": value}) | Q(**{first: value, f"{second}__{op}": pk})
+            op, bound = ("lt", "lte") if self.descending else ("gt", "gte")
+            # (first, second) past the cursor, with the bound on ``first`` spelled out so that
+            # the (ledger, created_at, id) index is entered at the cursor, not scanned to it.
+            after = Q(**{f"{first}__{bound}": value}) & (
+                Q(**{f"{first}__{op}": value}) | Q(**{f"{second}__{op}": pk})
+            )
             queryset = queryset.filter(after)
         ordering = [f"-{k}" for k in self.keys] if self.descending else list(self.keys)
         rows: list[Model] = list(queryset.order_by(*ordering)[: self.limit + 1])

@@ -22,7 +22,12 @@ from ledgerproject.api.filters import run_filterset
 from ledgerproject.api.pagination import KeysetPage
 from ledgerproject.api.serializers import InputSerializer, validated
 from organizations.models import Ledger, Organization
-from organizations.selectors import ledger_get, not_found, organization_get_for, parse_id
+from organizations.selectors import (
+    ledger_get_for,
+    not_found,
+    organization_get_for,
+    parse_id,
+)
 
 
 class ScopedAPIView(APIView):
@@ -35,10 +40,12 @@ class ScopedAPIView(APIView):
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
         self.principal = principal_of(request)
-        if "organization_id" in kwargs:
-            self.organization = organization_get_for(self.principal, kwargs["organization_id"])
         if "ledger_id" in kwargs:
-            self.ledger = ledger_get(self.organization, kwargs["ledger_id"])
+            self.organization, self.ledger = ledger_get_for(
+                self.principal, kwargs["organization_id"], kwargs["ledger_id"]
+            )
+        elif "organization_id" in kwargs:
+            self.organization = organization_get_for(self.principal, kwargs["organization_id"])
 
     def scope_filter(self) -> dict[str, Any]:
         if hasattr(self, "ledger"):

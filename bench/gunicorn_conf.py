@@ -1,0 +1,16 @@
+"""gunicorn for the bench: threaded workers (keep-alive, so the load generator reuses its
+connections), no access log. Sized for this 2-core machine by BENCH_WORKERS/BENCH_THREADS."""
+
+import os
+
+bind = os.environ.get("BENCH_BIND", "127.0.0.1:8150")
+worker_class = "gthread"
+workers = int(os.environ.get("BENCH_WORKERS", "3"))
+threads = int(os.environ.get("BENCH_THREADS", "4"))
+keepalive = 30
+backlog = 2048
+preload_app = True
+accesslog = None
+errorlog = os.environ.get("BENCH_ERRORLOG", "-")
+loglevel = "warning"
+graceful_timeout = 5

@@ -1,0 +1,53 @@
+"""``make bench`` with tiny numbers: every step runs (gunicorn on its own database, the floor,
+every scenario, pgbench, the bulk loader, the page timings, check_ledger after each), the
+table prints and the JSON is written. The figures themselves mean nothing at this size."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import psycopg
+import pytest
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.skipif(
+        connection.vendor != "postgresql",
+        reason="the bench runs on PostgreSQL (its own database, pgbench, row locks)",
+    ),
+]
+
+SCENARIOS = {"floor", "spread", "hot", "pending", "revert", "fixed", "batch", "pgbench"}
+
+
+def test_the_bench_runs_end_to_end_with_tiny_numbers(tmp_path):
+    settings = connection.settings_dict
+    server = f"{settings['USER']}@{settings['HOST'] or '127.0.0.1'}:{settings['PORT'] or 5432}"
+    name = f"ledger_bench_smoke_{os.getpid()}"
+    out = tmp_path / "smoke.json"
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "bench.run", "--smoke", "--port", "8140", "--out", str(out),
+             "--database-url", f"postgres://{server}/{name}"],
+            cwd=ROOT, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    finally:
+        with psycopg.connect(f"postgres://{server}/postgres", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "batch / pgbench" in run.stdout and "x floor" in run.stdout
+    report = json.loads(out.read_text())
+    expected = SCENARIOS | {"spread_scaled", "fixed_scaled", "pages", "load"}
+    assert expected <= set(report["scenarios"])
+    assert report["errors"] == 0
+    assert report["checks"] and all(check["ok"] for check in report["checks"])
+    assert len(report["targets"]) == 8
+    for name in SCENARIOS:
+        assert report["scenarios"][name]["units_per_s"] > 0, name

@@ -1,0 +1,61 @@
+"""The number of queries of one posting through the API, so that it cannot creep up.
+
+Per posting on PostgreSQL: the token (1), the ledger and its organization (2), the template
+(1), the accounts (1); then, inside the transaction, the balances locked (1), and one
+statement that checks the instrument and writes the transaction, its operations and the new
+balances (1). Inside a test the durable atomic block is a savepoint (2 statements); in
+production it is BEGIN/COMMIT. SQLite reads the ledger with its organization in one join,
+checks the instrument apart and writes in three statements.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+PER_POSTING = {"postgresql": 9, "sqlite": 11}
+PAYMENT = {
+    "transactionTypeCode": "PAYMENT_WITH_FEE",
+    "variables": {"amount": 10, "fee": 0, "source": "@alice", "destination": "@bob"},
+}
+
+
+def _queries(call) -> list[str]:
+    with CaptureQueriesContext(connection) as captured:
+        response = call()
+    assert response.status_code in (200, 201), response.content
+    return [q["sql"] for q in captured.captured_queries]
+
+
+@pytest.fixture
+def funded(book):
+    book.fund("@alice", 1_000_000)
+    book.pay(1, 0)  # the template compiled and every cache warm
+    return book
+
+
+def test_a_posting_takes_a_fixed_number_of_queries(funded):
+    queries = _queries(lambda: funded.pay(2_500, 100))
+    assert len(queries) == PER_POSTING[connection.vendor], "\n".join(queries)
+
+
+def test_a_posting_with_more_legs_takes_no_more_queries(funded):
+    funded.account("@carol")
+    few = _queries(lambda: funded.pay(10, 0))
+    many = _queries(lambda: funded.pay(10, 5, destination="@carol"))
+    assert len(few) == len(many)
+
+
+def test_an_idempotent_posting_adds_only_the_key_queries(funded):
+    plain = _queries(lambda: funded.pay(10, 0))
+    keyed = _queries(lambda: funded.post(PAYMENT, HTTP_IDEMPOTENCY_KEY="k-1"))
+    # the lookup before the work, the lock and re-check inside it (PostgreSQL), the insert
+    assert len(keyed) - len(plain) == (4 if connection.vendor == "postgresql" else 3)
+
+
+def test_a_replay_answers_without_posting(funded):
+    funded.post(PAYMENT, HTTP_IDEMPOTENCY_KEY="k-2")
+    replay = _queries(lambda: funded.post(PAYMENT, HTTP_IDEMPOTENCY_KEY="k-2"))
+    assert not any(q.lstrip().upper().startswith("INSERT") for q in replay)
+    assert len(replay) <= 4
