@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export LEDGER_DEV_DEFAULTS ?= 1
 
-.PHONY: run test lint format venv migrate stress
+.PHONY: run test lint format venv migrate stress bench
 
 $(BIN)/.installed: requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,8 @@ run: migrate
 test: venv
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
+# The slow and PostgreSQL tests with LEDGER_STRESS=1: more examples, a longer load, more kills.
+# DATABASE_URL=postgres://... runs them all (on SQLite the PostgreSQL ones skip).
 stress: venv
 	LEDGER_STRESS=1 $(BIN)/python -m pytest -q -m "slow or postgres" $(PYTEST_ARGS)
 
@@ -38,3 +40,12 @@ lint: venv
 format: venv
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
+
+# The benchmark (docs/PERFORMANCE.md): gunicorn on its own PostgreSQL database, wrk + Lua,
+# pgbench, a million bulk-loaded transactions; prints a table, writes bench/results/latest.json.
+BENCH_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/ledger_bench
+bench: venv
+	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk) \
+		|| { echo "make bench needs wrk (apt-get install wrk)"; exit 1; }
+	@command -v pgbench >/dev/null || { echo "make bench needs pgbench (postgresql-client)"; exit 1; }
+	$(BIN)/python -m bench.run --database-url $(BENCH_DATABASE_URL) $(BENCH_ARGS)

@@ -37,6 +37,20 @@ if not ALLOWED_HOSTS and (DEBUG or env_bool("LEDGER_DEV_DEFAULTS")):
     ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]", "testserver"]
 CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 
+# Deployment hardening: on by default in production (neither DEBUG nor LEDGER_DEV_DEFAULTS), each
+# switch overridable from the environment, so that `manage.py check --deploy` is clean there.
+PRODUCTION = not DEBUG and not env_bool("LEDGER_DEV_DEFAULTS")
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", PRODUCTION)
+SECURE_REDIRECT_EXEMPT = [r"^health$"]  # load-balancer probes speak plain HTTP
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", PRODUCTION)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", PRODUCTION)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000 if PRODUCTION else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", PRODUCTION)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", PRODUCTION)
+if env_bool("SECURE_PROXY_SSL_HEADER"):
+    # Only behind a proxy that terminates TLS and always sets (never forwards) this header.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -136,6 +150,26 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = True
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MAX_REQUEST_BYTES", 1_048_576)
+# Template text gets a tighter limit: hundreds of legs fit, and compiling stays fast.
+MAX_TEMPLATE_BYTES = env_int("MAX_TEMPLATE_BYTES", 65_536)
+
+
+def env_rate(name: str, default: str) -> str | None:
+    """A DRF rate (``<count>/<s|sec|m|min|h|hour|d|day>``); ``off`` or empty turns it off."""
+    value = os.environ.get(name, default).strip().lower()
+    if value in {"", "off", "none", "0"}:
+        return None
+    count, _, period = value.partition("/")
+    if not count.isdigit() or int(count) < 1 or period[:1] not in {"s", "m", "h", "d"}:
+        raise ImproperlyConfigured(f"{name} must look like 600/min (or be off), not {value!r}.")
+    return value
+
+
+# Per token, reads and writes counted apart (charts and dry runs are reads).
+API_THROTTLE_RATES = {
+    "read": env_rate("THROTTLE_READ_RATE", "3000/min"),
+    "write": env_rate("THROTTLE_WRITE_RATE", "1200/min"),
+}
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -143,7 +177,8 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["ledgerproject.api.permissions.TokenPermission"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["ledgerproject.api.parsers.JSONParser"],
+    "DEFAULT_THROTTLE_CLASSES": ["ledgerproject.api.throttling.TokenRateThrottle"],
     "DEFAULT_SCHEMA_CLASS": "ledgerproject.api.schema.LedgerAutoSchema",
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "ledgerproject.api.negotiation.AlwaysJson",
     "EXCEPTION_HANDLER": "ledgerproject.api.exceptions.exception_handler",

@@ -150,6 +150,9 @@ class TemplateLexer(Lexer):
 
 def tokenize(text: str) -> list[Any]:
     """All tokens of ``text``, each ``value`` a :class:`Lexeme`; a fresh lexer every call."""
+    nul = text.find("\x00")
+    if nul >= 0:  # nothing can store it (PostgreSQL text refuses NUL); say where it is
+        raise TemplateError.at(position(text, nul), "unexpected NUL character")
     lexer = TemplateLexer()
     tokens = []
     for token in lexer.tokenize(text):

@@ -18,6 +18,8 @@ def template_get(
 ) -> TransactionTemplate:
     """The active template with this code: 404 0007 when none, or 400 0013 when
     ``removed_is_error`` and only deleted ones remain."""
+    if "\x00" in code:  # no code holds one, and PostgreSQL cannot compare it
+        raise ApiError(ErrorCode.NOT_FOUND, "No transaction template with this code.")
     template = templates_active(ledger).filter(code=code).first()
     if template is not None:
         template.ledger = ledger

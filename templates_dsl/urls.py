@@ -7,8 +7,9 @@ from templates_dsl import views
 
 LEDGER = "organizations/<str:organization_id>/ledgers/<str:ledger_id>"
 
+# Codes may hold "/" (names are [A-Za-z0-9_.-/]+): ``path`` keeps such templates reachable.
 urlpatterns = [
     path(f"{LEDGER}/transaction-templates", views.TemplateCollection.as_view()),
-    path(f"{LEDGER}/transaction-templates/<str:code>", views.TemplateItem.as_view()),
-    path(f"{LEDGER}/transaction-types/<str:code>", views.TemplateByType.as_view()),
+    path(f"{LEDGER}/transaction-templates/<path:code>", views.TemplateItem.as_view()),
+    path(f"{LEDGER}/transaction-types/<path:code>", views.TemplateByType.as_view()),
 ]

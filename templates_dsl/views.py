@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -45,8 +47,11 @@ class TemplateView(ScopedAPIView):
     parser_classes: list[Any] = []
 
     def body_text(self, request: Request) -> str:
+        body = request._request.body
+        if len(body) > settings.MAX_TEMPLATE_BYTES:
+            raise RequestDataTooBig("The template text is larger than MAX_TEMPLATE_BYTES.")
         try:
-            text = request._request.body.decode("utf-8")
+            text = body.decode("utf-8")
         except UnicodeDecodeError:
             raise ApiError(ErrorCode.BAD_REQUEST, "The template text must be UTF-8.") from None
         if not text.strip():
@@ -58,13 +63,14 @@ class TemplateCollection(TemplateView):
     @extend_schema(
         operation_id="transaction_templates_list",
         responses={
-            200: OpenApiResponse(
+            (200, "application/json"): OpenApiResponse(
                 TemplateOut(many=True),
                 description=(
                     "Template texts as `(text, text)`; "
                     "with `Accept: application/json`, a JSON array."
                 ),
             ),
+            (200, "text/plain"): TEMPLATE_TEXT,
             **ERRORS,
         },
     )
@@ -77,7 +83,7 @@ class TemplateCollection(TemplateView):
     @extend_schema(
         operation_id="transaction_templates_create",
         request=TEXT_BODY,
-        responses={201: TEMPLATE_TEXT, **ERRORS},
+        responses={(201, "text/plain"): TEMPLATE_TEXT, **ERRORS},
     )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Any:
         template = services.template_create(ledger=self.ledger, text=self.body_text(request))
@@ -87,13 +93,13 @@ class TemplateCollection(TemplateView):
 class TemplateByType(TemplateView):
     """``GET .../transaction-types/{code}`` (the specification's retrieval path)."""
 
-    @extend_schema(responses={200: TEMPLATE_TEXT, **ERRORS})
+    @extend_schema(responses={(200, "text/plain"): TEMPLATE_TEXT, **ERRORS})
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Any:
         return text_response(selectors.template_get(self.ledger, kwargs["code"]).text)
 
 
 class TemplateItem(TemplateByType):
-    @extend_schema(request=TEXT_BODY, responses={200: TEMPLATE_TEXT, **ERRORS})
+    @extend_schema(request=TEXT_BODY, responses={(200, "text/plain"): TEMPLATE_TEXT, **ERRORS})
     def put(self, request: Request, *args: Any, **kwargs: Any) -> Any:
         text = self.body_text(request)
         template = selectors.template_get(self.ledger, kwargs["code"], removed_is_error=True)

@@ -3,8 +3,10 @@ account statements and balances, and charts. Thin: parse, call a service or sele
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -13,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ledgerproject.api.errors import ApiError, ErrorCode
+from ledgerproject.api.exceptions import api_error_for
 from ledgerproject.api.fields import parse_timestamp, render_timestamp
 from ledgerproject.api.filters import run_filterset
 from ledgerproject.api.pagination import KeysetPage
@@ -21,16 +24,20 @@ from ledgerproject.api.serializers import validated
 from ledgerproject.api.views import ScopedAPIView
 from organizations.models import Account
 from organizations.selectors import not_found, parse_id
-from transactions import selectors, services
+from transactions import batch, selectors, services
 from transactions.filters import TransactionFilter
 from transactions.models import Transaction
 from transactions.serializers import (
+    BatchItemOut,
     ChartIn,
     ChartOut,
     OperationOut,
     PointInTimeBalanceOut,
+    TransactionBatchIn,
+    TransactionBatchItemIn,
     TransactionIn,
     TransactionOut,
+    transaction_data,
 )
 
 DEFAULT_KEY_TTL = 86_400
@@ -52,7 +59,11 @@ LIST_PARAMS = [
 
 
 def render_transaction(tx: Transaction) -> Any:
-    return TransactionOut(tx).data
+    return transaction_data(tx)
+
+
+def render_transactions(rows: list[Transaction]) -> list[Any]:
+    return [transaction_data(tx) for tx in rows]
 
 
 def _header(request: Request, *names: str) -> str | None:
@@ -63,26 +74,40 @@ def _header(request: Request, *names: str) -> str | None:
     return None
 
 
-def _claim_for(request: Request, body: Any) -> services.IdempotencyClaim | None:
-    key = _header(request, "idempotencyKey", "Idempotency-Key")
+def _tolerance(request: Request) -> int | None:
     raw_tolerance = _header(request, "tolerance")
-    tolerance = None
-    if raw_tolerance:
-        if not raw_tolerance.isdigit() or int(raw_tolerance) > MAX_TOLERANCE:
-            raise ApiError(
-                ErrorCode.BAD_REQUEST,
-                f"tolerance must be a whole number of seconds from 0 to {MAX_TOLERANCE}.",
-                fields={"tolerance": "invalid"},
-            )
-        tolerance = int(raw_tolerance)
-    if key is not None and not 1 <= len(key) <= 255:
+    if not raw_tolerance:
+        return None
+    if not raw_tolerance.isdigit() or int(raw_tolerance) > MAX_TOLERANCE:
         raise ApiError(
             ErrorCode.BAD_REQUEST,
-            "idempotencyKey must be 1 to 255 characters.",
-            fields={"idempotencyKey": "invalid length"},
+            f"tolerance must be a whole number of seconds from 0 to {MAX_TOLERANCE}.",
+            fields={"tolerance": "invalid"},
         )
+    return int(raw_tolerance)
+
+
+def _body_hash(body: Any) -> str:
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
-    request_hash = hashlib.sha256(canonical.encode()).hexdigest()
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _claim_for(
+    request: Request,
+    body: Any,
+    *,
+    render: Callable[[Any], Any] = render_transaction,
+    status_code: int = 201,
+) -> services.IdempotencyClaim | None:
+    key = _header(request, "idempotencyKey", "Idempotency-Key")
+    tolerance = _tolerance(request)
+    if key is not None and (not 1 <= len(key) <= 255 or "\x00" in key):
+        raise ApiError(
+            ErrorCode.BAD_REQUEST,
+            "idempotencyKey must be 1 to 255 characters, none of them NUL.",
+            fields={"idempotencyKey": "invalid length or a NUL character"},
+        )
+    request_hash = _body_hash(body)
     if key is None:
         if not tolerance:
             return None
@@ -91,8 +116,21 @@ def _claim_for(request: Request, body: Any) -> services.IdempotencyClaim | None:
         key=key,
         request_hash=request_hash,
         ttl_seconds=tolerance if tolerance else DEFAULT_KEY_TTL,
-        render=render_transaction,
+        render=render,
+        status_code=status_code,
     )
+
+
+def _known_answer(ledger: Any, claim: services.IdempotencyClaim | None) -> Response | None:
+    """The stored answer to a repeated key, looked up before any work is done."""
+    if claim is None:
+        return None
+    record = services.idempotency_lookup(ledger=ledger, key=claim.key)
+    if record is None:
+        return None
+    if record.request_hash != claim.request_hash:
+        raise services.key_mismatch()
+    return _replay(record)
 
 
 def _replay(record: Any) -> Response:
@@ -104,12 +142,14 @@ def _replay(record: Any) -> Response:
 
 
 class TransactionCollection(ScopedAPIView):
+    dry_run_is_read = True
+
     @extend_schema(parameters=LIST_PARAMS, responses={200: TransactionOut(many=True), **ERRORS})
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         page = KeysetPage(request)
         queryset = run_filterset(TransactionFilter, selectors.transactions_of(self.ledger), request)
         rows = page.slice(queryset)
-        return page.response(TransactionOut(rows, many=True).data)
+        return page.response(render_transactions(rows))
 
     @extend_schema(
         request=TransactionIn,
@@ -132,20 +172,87 @@ class TransactionCollection(ScopedAPIView):
             tx = services.transaction_post(ledger=self.ledger, dry_run=True, **data)
             return Response(render_transaction(tx), status=status.HTTP_200_OK)
         claim = _claim_for(request, request.data)
-        if claim is not None:
-            record = services.idempotency_lookup(ledger=self.ledger, key=claim.key)
-            if record is not None:
-                if record.request_hash != claim.request_hash:
-                    raise ApiError(
-                        ErrorCode.IDEMPOTENCY_KEY_MISMATCH,
-                        "This idempotency key was already used with a different request body.",
-                    )
-                return _replay(record)
+        replay = _known_answer(self.ledger, claim)
+        if replay is not None:
+            return replay
         try:
             tx = services.transaction_post(ledger=self.ledger, claim=claim, **data)
         except services.IdempotentReplay as replay:
             return _replay(replay.record)
         return Response(render_transaction(tx), status=status.HTTP_201_CREATED)
+
+
+def _batch_entry(item: Any) -> batch.BatchEntry:
+    """Parse one item of a batch; a refusal is kept on the entry, to be answered in place."""
+    try:
+        data = validated(TransactionBatchItemIn, item)
+    except Exception as exc:  # noqa: BLE001 - every parsing failure becomes the item's error
+        return batch.BatchEntry(data=None, error=api_error_for(exc))
+    key = data.pop("idempotency_key", None)
+    body = {k: v for k, v in item.items() if k != "idempotencyKey"}
+    return batch.BatchEntry(data=data, key=key, request_hash=_body_hash(body))
+
+
+def render_batch(outcomes: list[batch.ItemOutcome], *, atomic: bool) -> list[Any]:
+    if atomic:
+        return [outcome.body for outcome in outcomes]
+    rendered = []
+    for index, outcome in enumerate(outcomes):
+        item: dict[str, Any] = {"index": index, "status": outcome.status}
+        item["transaction" if outcome.ok else "error"] = outcome.body
+        if outcome.replayed:
+            item["idempotentReplayed"] = True
+        rendered.append(item)
+    return rendered
+
+
+class TransactionBatch(ScopedAPIView):
+    """POST .../transactions/batch: up to 1,000 postings, atomic (201) or each on its own (200)."""
+
+    @extend_schema(
+        request=TransactionBatchIn,
+        parameters=[
+            OpenApiParameter("idempotencyKey", str, OpenApiParameter.HEADER),
+            OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER),
+            OpenApiParameter("tolerance", int, OpenApiParameter.HEADER),
+        ],
+        responses={
+            201: OpenApiResponse(
+                TransactionOut(many=True),
+                description="atomic: every transaction, in the order of the items",
+            ),
+            200: OpenApiResponse(
+                BatchItemOut(many=True),
+                description="not atomic: each item's status and transaction or error, in order",
+            ),
+            **ERRORS,
+        },
+    )
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        data = validated(TransactionBatchIn, request.data)
+        atomic = data["atomic"]
+        status_code = status.HTTP_201_CREATED if atomic else status.HTTP_200_OK
+        claim = _claim_for(
+            request,
+            request.data,
+            render=functools.partial(render_batch, atomic=atomic),
+            status_code=status_code,
+        )
+        replay = _known_answer(self.ledger, claim)
+        if replay is not None:
+            return replay
+        tolerance = _tolerance(request)
+        try:
+            outcomes = batch.transactions_post_batch(
+                ledger=self.ledger,
+                entries=[_batch_entry(item) for item in data["transactions"]],
+                atomic=atomic,
+                ttl_seconds=tolerance if tolerance else DEFAULT_KEY_TTL,
+                claim=claim,
+            )
+        except services.IdempotentReplay as replayed:
+            return _replay(replayed.record)
+        return Response(render_batch(outcomes, atomic=atomic), status=status_code)
 
 
 class TransactionItem(ScopedAPIView):
@@ -163,7 +270,16 @@ class TransactionAction(ScopedAPIView):
 
     action: str = ""
 
-    @extend_schema(request=None, responses={200: TransactionOut, **ERRORS})
+    @extend_schema(
+        request=None,
+        responses={
+            200: OpenApiResponse(TransactionOut, description="commit: the committed transaction"),
+            201: OpenApiResponse(
+                TransactionOut, description="revert, cancel: the new reverting transaction"
+            ),
+            **ERRORS,
+        },
+    )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         pk = parse_id(kwargs["transaction_id"], "transaction")
         service = {
@@ -193,7 +309,7 @@ class AccountTransactions(AccountScopedView):
         queryset = run_filterset(
             TransactionFilter, selectors.transactions_of_account(self.account()), request
         )
-        return page.response(TransactionOut(page.slice(queryset), many=True).data)
+        return page.response(render_transactions(page.slice(queryset)))
 
 
 class AccountOperations(AccountScopedView):

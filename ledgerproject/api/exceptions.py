@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -91,7 +92,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     error = api_error_for(exc)
     headers: dict[str, str] = {}
     if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
-        headers["Retry-After"] = str(int(exc.wait))
+        headers["Retry-After"] = str(max(1, math.ceil(exc.wait)))
     if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
         headers["WWW-Authenticate"] = 'Bearer realm="api"'
     return Response(error.as_body(), status=error_status(error), headers=headers)

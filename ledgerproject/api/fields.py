@@ -19,6 +19,12 @@ METADATA_VALUE_MAX = 2000
 STATUS_DEFAULT = {"status_code": "ACTIVE", "status_description": None}
 
 
+# A day inside Python's datetime range at each end, so that converting to UTC and adding or
+# subtracting a day (charts do) can never overflow.
+EARLIEST = dt.datetime(1, 1, 2, tzinfo=dt.UTC)
+LATEST = dt.datetime(9999, 12, 30, 23, 59, 59, 999999, tzinfo=dt.UTC)
+
+
 def render_timestamp(value: dt.datetime | None) -> str | None:
     if value is None:
         return None
@@ -46,6 +52,16 @@ def parse_timestamp(raw: str, *, field: str, end_of_day: bool = False) -> dt.dat
         )
     if timezone.is_naive(value):
         value = value.replace(tzinfo=dt.UTC)
+    try:
+        in_range = EARLIEST <= value.astimezone(dt.UTC) <= LATEST
+    except OverflowError:
+        in_range = False
+    if not in_range:
+        raise ApiError(
+            ErrorCode.INVALID_DATE_FORMAT,
+            f"'{field}' must lie between 0001-01-02 and 9999-12-30 (UTC).",
+            fields={field: "out of range"},
+        )
     return value
 
 

@@ -83,11 +83,23 @@ def apply_common_filters(queryset: QuerySet[Any], request: Request) -> QuerySet[
     return queryset
 
 
+def refuse_nul_characters(request: Request) -> None:
+    """PostgreSQL can compare no text with a NUL character in it: 0082, not a crash."""
+    for name, values in request.query_params.lists():
+        if "\x00" in name or any("\x00" in value for value in values):
+            raise ApiError(
+                ErrorCode.INVALID_QUERY_PARAMETER,
+                "Query parameters cannot contain NUL characters.",
+                fields={name.replace("\x00", ""): "contains a NUL character"},
+            )
+
+
 def run_filterset(
     filterset_class: type[django_filters.FilterSet] | None,
     queryset: QuerySet[Any],
     request: Request,
 ) -> QuerySet[Any]:
+    refuse_nul_characters(request)
     if filterset_class is not None:
         filterset = filterset_class(request.query_params, queryset=queryset, request=request)
         if not filterset.is_valid():

@@ -10,6 +10,22 @@ from rest_framework.request import Request
 from ledgerproject.api.authentication import TokenPrincipal
 
 
+def is_dry_run(request: Request) -> bool:
+    return request.query_params.get("dryRun", "").lower() in {"true", "1"}
+
+
+def is_read(request: Request, view: Any) -> bool:
+    """GET, HEAD and OPTIONS read; so do a POST to a view that only computes (charts,
+    ``read_only_post``) and a dry run where the view supports one (``dry_run_is_read``)."""
+    if request.method in permissions.SAFE_METHODS:
+        return True
+    if request.method != "POST":
+        return False
+    if getattr(view, "read_only_post", False):
+        return True
+    return bool(getattr(view, "dry_run_is_read", False)) and is_dry_run(request)
+
+
 class TokenPermission(permissions.BasePermission):
     message = "This token is read-only."
 
@@ -19,8 +35,4 @@ class TokenPermission(permissions.BasePermission):
             from rest_framework.exceptions import NotAuthenticated
 
             raise NotAuthenticated()
-        if request.method in permissions.SAFE_METHODS:
-            return True
-        if getattr(view, "read_only_post", False) and request.method == "POST":
-            return True
-        return not user.read_only
+        return is_read(request, view) or not user.read_only

@@ -41,6 +41,21 @@ COMMON_ERRORS = (400, 401, 403, 404, 405, 415, 429)
 
 
 class LedgerAutoSchema(AutoSchema):
+    def _get_response_bodies(self, direction: Any = "response") -> dict[str, Any]:
+        """Every write that takes a body may be too large: 413 in the error envelope."""
+        responses = super()._get_response_bodies(direction)
+        if self.method in {"POST", "PUT", "PATCH"} and "400" in responses:
+            responses.setdefault(
+                "413",
+                self._get_response_for_code(
+                    OpenApiResponse(ErrorSerializer, description="Request too large"),
+                    "413",
+                    None,
+                    direction,
+                ),
+            )
+        return responses
+
     def _view_kind(self) -> str | None:
         from ledgerproject.api.views import CollectionView, ItemView
 

@@ -19,7 +19,7 @@ aliases = st.one_of(
     st.from_regex(r"@[A-Za-z0-9_\-/.]{1,16}", fullmatch=True),
     st.just("@" + "z" * 100),
 )
-texts = st.text(max_size=24)
+texts = st.text(st.characters(exclude_characters="\x00"), max_size=24)  # the lexer refuses NUL
 terms = st.one_of(
     variables.map(lambda name: ast.Term(variable=name)),
     st.integers(0, MAX_INTEGER).map(lambda value: ast.Term(literal=value)),

@@ -1,0 +1,45 @@
+"""Per-token request throttling: one budget for reads and one for writes, each token counted
+apart. Rates come from ``settings.API_THROTTLE_RATES`` (``THROTTLE_READ_RATE`` and
+``THROTTLE_WRITE_RATE`` in the environment), read at each request so that they can change
+without re-importing this module. A request over its budget is 429 in the error envelope, with
+``Retry-After``.
+
+Counts live in Django's default cache. With the default local-memory cache each server process
+counts on its own; point ``CACHES`` at a shared cache to count across processes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from rest_framework.request import Request
+from rest_framework.throttling import SimpleRateThrottle
+
+from ledgerproject.api.permissions import is_read
+
+
+class TokenRateThrottle(SimpleRateThrottle):
+    scope = "read"
+
+    def __init__(self) -> None:
+        # The scope (and so the rate) depends on the request: chosen in ``allow_request``.
+        self.rate = None
+        self.num_requests = self.duration = None
+
+    def get_rate(self) -> str | None:
+        return settings.API_THROTTLE_RATES.get(self.scope)
+
+    def allow_request(self, request: Request, view: Any) -> bool:
+        self.scope = "read" if is_read(request, view) else "write"
+        self.rate = self.get_rate()
+        if self.rate is None:
+            return True
+        self.num_requests, self.duration = self.parse_rate(self.rate)
+        return super().allow_request(request, view)
+
+    def get_cache_key(self, request: Request, view: Any) -> str | None:
+        token = getattr(request, "auth", None)
+        if token is None or getattr(token, "pk", None) is None:
+            return None
+        return self.cache_format % {"scope": self.scope, "ident": token.pk}

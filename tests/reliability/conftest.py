@@ -1,0 +1,23 @@
+"""Shared by the reliability tests: the ``book`` fixture, real-thread helpers, and how long to
+run. ``LEDGER_STRESS=1`` (``make stress``) turns every bounded figure up."""
+
+from __future__ import annotations
+
+import os
+
+from tests.concurrency.conftest import run_threads
+from tests.transactions.conftest import Book, book  # noqa: F401 - the fixture, re-exported
+
+STRESS = os.environ.get("LEDGER_STRESS", "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def scaled(normal: int, stress: int) -> int:
+    """``normal`` in ``.ci/run``, ``stress`` under ``make stress``."""
+    return stress if STRESS else normal
+
+
+def scaled_seconds(normal: float, stress: float) -> float:
+    return stress if STRESS else normal
+
+
+__all__ = ["STRESS", "Book", "run_threads", "scaled", "scaled_seconds"]

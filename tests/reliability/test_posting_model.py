@@ -1,0 +1,531 @@
+"""Model-based testing of the posting service through its HTTP API.
+
+A hypothesis state machine opens accounts (two assets), saves templates of random shapes (one or
+two sources, zero to two destinations, a remaining destination or none, literal fees, pending or
+not, scales 0 to 4), posts from them with consistent and inconsistent variables, holds, commits,
+reverts, cancels, blocks accounts and retries with idempotency keys. A plain in-memory model
+(exact fractions, no Django) predicts each answer: the status, the refusal code, the transaction
+states and every balance. After every step the ledger is compared with the model and
+``check_ledger``'s checks run: per-asset sums are zero, statements replay to balances, nothing
+outside the external accounts is negative, and no refused request left anything behind.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    Bundle,
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from organizations.models import Ledger
+from tests.conftest import Api, make_token
+from tests.reliability.conftest import scaled
+from transactions.integrity import ledger_check
+from transactions.models import Balance, Transaction
+
+FIGURES: Counter[str] = Counter()
+ALIASES = ["@a", "@b", "@c", "@d", "@e", "@sink"]
+UNBLOCKING = {"allowSending": True, "allowReceiving": True, "status": {"code": "ACTIVE"}}
+FLAG_CHANGES = [
+    {"allowSending": False},
+    {"allowReceiving": False},
+    {"status": {"code": "BLOCKED"}},
+    UNBLOCKING,
+    UNBLOCKING,
+]
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What a template looks like; ``text`` renders it."""
+
+    code: str
+    scale: int
+    sources: int
+    tos: tuple[int, ...]  # a literal added to each to-amount (0: none)
+    remaining: str | None  # None, "$r" or a fixed alias
+    pending: bool
+
+    @property
+    def amount_names(self) -> list[str]:
+        return (
+            ["total"]
+            + [f"a{i}" for i in range(self.sources)]
+            + [f"b{i}" for i in range(len(self.tos))]
+        )
+
+    @property
+    def account_names(self) -> list[str]:
+        names = [f"f{i}" for i in range(self.sources)] + [f"t{i}" for i in range(len(self.tos))]
+        return [*names, "r"] if self.remaining == "$r" else names
+
+    def text(self) -> str:
+        k = self.scale
+        froms = " ".join(
+            f'(from $f{i} :amount BRL $a{i}|{k} (description "from $f{i} $a{i}"))'
+            for i in range(self.sources)
+        )
+        tos = " ".join(
+            f"(to $t{i} :amount BRL $b{i}{f'+{lit}' if lit else ''}|{k} (chart-of-accounts TO_{i}))"
+            for i, lit in enumerate(self.tos)
+        )
+        rest = f"(distribute :remaining (to {self.remaining} :remaining))" if self.remaining else ""
+        pending = "(pending true)" if self.pending else ""
+        return (
+            f"(transaction-template v1 (chart-of-accounts-group-name G) (code {self.code})\n"
+            f"  {pending} (send BRL $total|{k} (source {froms}))\n"
+            f"  (distribute {tos} {rest}))"
+        )
+
+
+@dataclass
+class ModelAccount:
+    alias: str
+    asset: str
+    external: bool = False
+    available: Fraction = Fraction(0)
+    on_hold: Fraction = Fraction(0)
+    scale: int = 0
+    allow_sending: bool = True
+    allow_receiving: bool = True
+    blocked: bool = False
+
+
+@dataclass
+class ModelTx:
+    id: str
+    status: str
+    scale: int
+    legs: list[tuple[str, str, Fraction]]  # alias, DEBIT/CREDIT, amount
+    is_reversal: bool = False
+    parent: str | None = None
+    reverted: bool = False
+    funding: bool = False
+
+
+@dataclass
+class Keyed:
+    key: str
+    body: dict[str, Any]
+    status: int | None = None
+    answer: bytes | None = None
+
+
+class Refused(Exception):
+    def __init__(self, code: str) -> None:
+        self.code = code
+
+
+@dataclass
+class Model:
+    accounts: dict[str, ModelAccount] = field(default_factory=dict)
+    txs: dict[str, ModelTx] = field(default_factory=dict)
+
+    def plan(self, shape: Shape, variables: dict[str, Any]) -> list[tuple[str, str, Fraction]]:
+        unit = Fraction(1, 10**shape.scale)
+        total = variables["total"]
+        sources = [variables[f"a{i}"] for i in range(shape.sources)]
+        tos = [variables[f"b{i}"] + lit for i, lit in enumerate(shape.tos)]
+        if total == 0 or sum(sources) != total or sum(tos) > total:
+            raise Refused("0073")
+        rest = total - sum(tos)
+        if rest and shape.remaining is None:
+            raise Refused("0073")
+        legs = [(variables[f"f{i}"], "DEBIT", a) for i, a in enumerate(sources)]
+        legs += [(variables[f"t{i}"], "CREDIT", b) for i, b in enumerate(tos)]
+        if shape.remaining:
+            target = variables["r"] if shape.remaining == "$r" else shape.remaining
+            legs.append((target, "CREDIT", rest))
+        legs = [(alias, side, amount * unit) for alias, side, amount in legs if amount]
+        debited = {alias for alias, side, _ in legs if side == "DEBIT"}
+        if any(side == "CREDIT" and alias in debited for alias, side, _ in legs):
+            raise Refused("0090")
+        if any(alias not in self.accounts for alias, _, _ in legs):
+            raise Refused("0085")
+        for alias, side, _ in legs:
+            account = self.accounts[alias]
+            if account.asset != "BRL":
+                raise Refused("0030")
+            if account.blocked:
+                raise Refused("0024")
+            if not (account.allow_sending if side == "DEBIT" else account.allow_receiving):
+                raise Refused("0024")
+        return legs
+
+    def apply(self, steps: list[tuple[str, str, Fraction]], scale: int) -> None:
+        """Apply (alias, effect, amount) steps all or nothing; 0018 if a balance goes short."""
+        after = {a: (m.available, m.on_hold) for a, m in self.accounts.items()}
+        for alias, effect, amount in steps:
+            available, on_hold = after[alias]
+            available, on_hold = {
+                "DEBIT": (available - amount, on_hold),
+                "CREDIT": (available + amount, on_hold),
+                "HOLD": (available - amount, on_hold + amount),
+                "SETTLE": (available, on_hold - amount),
+                "RELEASE": (available + amount, on_hold - amount),
+            }[effect]
+            if available < 0 and not self.accounts[alias].external:
+                raise Refused("0018")
+            assert on_hold >= 0
+            after[alias] = (available, on_hold)
+        for alias, _, _ in steps:
+            account = self.accounts[alias]
+            account.available, account.on_hold = after[alias]
+            account.scale = max(account.scale, scale)
+
+
+SHAPE = {
+    "scale": st.sampled_from([0, 2, 4]),
+    "sources": st.integers(1, 2),
+    "tos": st.lists(st.sampled_from([0, 0, 1, 25]), max_size=2).map(tuple),
+    "remaining": st.sampled_from([None, "$r", "$r", "@sink"]),
+}
+
+
+def tally(what: str) -> None:
+    FIGURES[what] += 1
+
+
+def amounts(limit: int = 3_000) -> st.SearchStrategy[int]:
+    return st.integers(0, limit) | st.sampled_from([0, 1, limit])
+
+
+class PostingMachine(RuleBasedStateMachine):
+    token: str = ""
+
+    shapes = Bundle("shapes")
+    transactions = Bundle("transactions")
+
+    def __init__(self) -> None:
+        super().__init__()
+        tally("runs")
+        self.api = Api(self.token)
+        self.model = Model()
+        self.codes = itertools.count()
+        self.keys = itertools.count()
+        self.keyed: list[Keyed] = []
+        self.failed_keyed: list[Keyed] = []
+        self.shapes_by_code: dict[str, Shape] = {}
+        self.open_book()
+
+    # --- plumbing ---------------------------------------------------------------------------
+
+    def expect(self, response: Any, status: int, code: str | None = None) -> dict[str, Any]:
+        assert response.status_code == status, (status, code, response.content)
+        if "json" not in response.get("Content-Type", ""):
+            return {}
+        body = response.json()
+        if code is not None:
+            assert body["code"] == code, (code, body)
+        return body
+
+    def record_tx(self, body: dict[str, Any], legs: list, scale: int, **extra: Any) -> None:
+        self.model.txs[body["id"]] = ModelTx(
+            id=body["id"], status=body["status"], scale=scale, legs=legs, **extra
+        )
+
+    def open_book(self) -> None:
+        org = self.expect(
+            self.api.post("/v1/organizations", {"legalName": "Model", "legalDocument": "1"}), 201
+        )
+        ledger = self.expect(
+            self.api.post(f"/v1/organizations/{org['id']}/ledgers", {"name": "Model"}), 201
+        )
+        self.ledger = Ledger.objects.get(pk=ledger["id"])
+        self.url = f"/v1/organizations/{org['id']}/ledgers/{ledger['id']}"
+        for code in ("BRL", "USD"):
+            body = {"name": code, "type": "currency", "code": code}
+            self.expect(self.api.post(f"{self.url}/instruments", body), 201)
+            alias = f"@external/{code}"
+            self.model.accounts[alias] = ModelAccount(alias=alias, asset=code, external=True)
+        for alias in ("@a", "@b", "@c", "@sink"):
+            self.open_account(alias, "BRL")
+        fund = Shape("FUND", 2, 1, (), "$r", False)
+        response = self.api.post(
+            f"{self.url}/transaction-templates", fund.text(), content_type="text/plain"
+        )
+        self.expect(response, 201)
+        self.shapes_by_code["FUND"] = fund
+        for alias in ("@a", "@b"):
+            self.fund(alias, 1_000_000)
+
+    def fund(self, alias: str, amount: int) -> None:
+        variables = {"total": amount, "a0": amount, "f0": "@external/BRL", "r": alias}
+        body = {"transactionTypeCode": "FUND", "variables": variables}
+        self.send(self.shapes_by_code["FUND"], body, None)
+
+    def open_account(self, alias: str, asset: str) -> None:
+        body = {"alias": alias, "assetCode": asset, "name": alias}
+        response = self.api.post(f"{self.url}/accounts", body)
+        if alias in self.model.accounts:
+            self.expect(response, 409, "0020")
+            return
+        self.expect(response, 201)
+        self.model.accounts[alias] = ModelAccount(alias=alias, asset=asset)
+
+    def change_flags(self, alias: str, change: dict[str, Any]) -> None:
+        account = self.model.accounts.get(alias)
+        if account is None or account.external:
+            return
+        found = self.expect(self.api.get(f"{self.url}/accounts", {"alias": alias}), 200)
+        self.expect(self.api.patch(f"{self.url}/accounts/{found[0]['id']}", change), 200)
+        account.allow_sending = change.get("allowSending", account.allow_sending)
+        account.allow_receiving = change.get("allowReceiving", account.allow_receiving)
+        if "status" in change:
+            account.blocked = change["status"]["code"] == "BLOCKED"
+
+    # --- rules --------------------------------------------------------------------------------
+
+    @rule(data=st.data(), action=st.sampled_from(["open", "fund", "fund", "flags"]))
+    def manage_accounts(self, data: st.DataObject, action: str) -> None:
+        """Open an account (maybe in the other asset), fund one, or (un)block one."""
+        if action == "open":
+            alias = data.draw(st.sampled_from(ALIASES))
+            self.open_account(alias, data.draw(st.sampled_from(["BRL", "BRL", "USD"])))
+        elif action == "fund":
+            alias = data.draw(st.sampled_from(sorted(self.model.accounts)))
+            self.fund(alias, data.draw(st.integers(1, 50_000)))
+        else:
+            alias = data.draw(st.sampled_from(ALIASES))
+            self.change_flags(alias, data.draw(st.sampled_from(FLAG_CHANGES)))
+
+    @initialize(target=shapes, **SHAPE, pending=st.just(True))
+    def save_a_pending_template(self, **shape: Any) -> Shape:
+        return self.save_template(**shape)
+
+    @initialize(target=shapes, **SHAPE, pending=st.just(False))
+    def save_a_plain_template(self, **shape: Any) -> Shape:
+        return self.save_template(**shape)
+
+    @rule(target=shapes, **SHAPE, pending=st.booleans())
+    def save_template(
+        self, scale: int, sources: int, tos: tuple[int, ...], remaining: str | None, pending: bool
+    ) -> Shape:
+        if not tos and remaining is None:
+            remaining = "$r"
+        shape = Shape(f"T{next(self.codes)}", scale, sources, tos, remaining, pending)
+        response = self.api.post(
+            f"{self.url}/transaction-templates", shape.text(), content_type="text/plain"
+        )
+        assert response.status_code == 201, (shape.text(), response.content)
+        self.shapes_by_code[shape.code] = shape
+        return shape
+
+    @rule(
+        shape=shapes,
+        data=st.data(),
+        consistent=st.sampled_from([True, True, True, False]),
+        pending=st.sampled_from([None, None, True, False]),
+        keyed=st.booleans(),
+    )
+    def post(
+        self,
+        shape: Shape,
+        data: st.DataObject,
+        consistent: bool,
+        pending: bool | None,
+        keyed: bool,
+    ) -> None:
+        variables: dict[str, Any] = {}
+        usual = sorted(a for a, m in self.model.accounts.items() if m.asset == "BRL")
+        unusual = [*sorted(self.model.accounts), "@ghost"]
+        for name in shape.account_names:
+            rare = data.draw(st.integers(0, 9), label=f"{name} rare") == 0
+            choices = unusual if rare else usual
+            if name[0] != "f" and not rare:
+                sources = {variables[f"f{i}"] for i in range(shape.sources)}
+                choices = [a for a in usual if a not in sources] or usual
+            variables[name] = data.draw(st.sampled_from(choices), label=name)
+        if consistent:
+            total = data.draw(st.integers(1, 2_000), label="total")
+            split = data.draw(st.integers(0, total), label="split") if shape.sources == 2 else 0
+            variables.update({"total": total, "a0": total - split})
+            if shape.sources == 2:
+                variables["a1"] = split
+            room = total
+            for i, lit in enumerate(shape.tos):
+                b = data.draw(st.integers(0, max(0, room - lit)), label=f"b{i}")
+                variables[f"b{i}"] = b
+                room -= b + lit
+        else:
+            for name in shape.amount_names:
+                variables[name] = data.draw(amounts(), label=name)
+        body: dict[str, Any] = {"transactionTypeCode": shape.code, "variables": variables}
+        if pending is not None:
+            body["pending"] = pending
+        key = Keyed(key=f"key-{next(self.keys)}", body=body) if keyed else None
+        self.send(shape, body, key)
+
+    @rule(shape=shapes, data=st.data(), keyed=st.booleans())
+    def post_held(self, shape: Shape, data: st.DataObject, keyed: bool) -> None:
+        """Holds get a rule of their own, so that commits and cancels have work to do."""
+        self.post(shape=shape, data=data, consistent=True, pending=True, keyed=keyed)
+
+    def send(self, shape: Shape, body: dict[str, Any], key: Keyed | None) -> None:
+        headers = {"HTTP_IDEMPOTENCY_KEY": key.key} if key else {}
+        response = self.api.post(f"{self.url}/transactions", body, **headers)
+        pending = shape.pending if body.get("pending") is None else body["pending"]
+        try:
+            legs = self.model.plan(shape, body["variables"])
+            holds = [(a, "HOLD", x) for a, side, x in legs if side == "DEBIT"]
+            steps = holds if pending else legs
+            self.model.apply(steps, shape.scale)
+        except Refused as refusal:
+            tally(f"post refused {refusal.code}")
+            self.expect(response, 422, refusal.code)
+            if key:
+                self.failed_keyed.append(key)
+            return
+        answer = self.expect(response, 201)
+        tally(f"post {answer['status']}")
+        assert answer["status"] == ("PRE_APPROVED" if pending else "SENT")
+        assert answer["amount"] == {"amount": body["variables"]["total"], "scale": shape.scale}
+        self.record_tx(answer, legs, shape.scale, funding=shape.code == "FUND")
+        if key:
+            key.status, key.answer = 201, response.content
+            self.keyed.append(key)
+
+    @precondition(lambda self: self.keyed or self.failed_keyed)
+    @rule(data=st.data(), kind=st.sampled_from(["same", "changed", "refused"]))
+    def retry(self, data: st.DataObject, kind: str) -> None:
+        """A used key answers the first response again (or 0084 for another body); a refused
+        request stored nothing, so its key is free and the retry is judged afresh."""
+        if kind == "refused" and self.failed_keyed:
+            key = data.draw(st.sampled_from(self.failed_keyed))
+            self.failed_keyed.remove(key)
+            self.send(self.shapes_by_code[key.body["transactionTypeCode"]], key.body, key)
+            return
+        if not self.keyed:
+            return
+        key = data.draw(st.sampled_from(self.keyed))
+        body = key.body if kind == "same" else {**key.body, "metadata": {"retry": "changed"}}
+        response = self.api.post(f"{self.url}/transactions", body, HTTP_IDEMPOTENCY_KEY=key.key)
+        if kind == "same":
+            tally("replayed")
+            assert response.status_code == key.status
+            # The same JSON (PostgreSQL's jsonb keeps the stored answer, not its key order).
+            assert json.loads(response.content) == json.loads(key.answer or b"")
+            assert response["Idempotent-Replayed"] == "true"
+        else:
+            self.expect(response, 422, "0084")
+
+    def held(self) -> list[str]:
+        return sorted(t for t, m in self.model.txs.items() if m.status == "PRE_APPROVED")
+
+    @precondition(lambda self: self.held())
+    @rule(data=st.data(), action=st.sampled_from(["commit", "commit", "revert", "cancel"]))
+    def settle_a_hold(self, data: st.DataObject, action: str) -> None:
+        self.act(data=data, action=action, tx_id=data.draw(st.sampled_from(self.held())))
+
+    @precondition(lambda self: self.model.txs)
+    @rule(data=st.data(), action=st.sampled_from(["commit", "revert", "cancel"]))
+    def act(self, data: st.DataObject, action: str, tx_id: str | None = None) -> None:
+        if tx_id is None:
+            ours = sorted(t for t, m in self.model.txs.items() if not m.funding)
+            tx_id = data.draw(st.sampled_from(ours or sorted(self.model.txs)))
+        tx = self.model.txs[tx_id]
+        response = self.api.post(f"{self.url}/transactions/{tx.id}/{action}")
+        try:
+            outcome = self.predict(tx, action)
+        except Refused as refusal:
+            tally(f"{action} refused {refusal.code}")
+            self.expect(response, 422, refusal.code)
+            return
+        tally(f"{action} done")
+        answer = self.expect(response, 200 if action == "commit" else 201)
+        if outcome == "commit":
+            assert answer["id"] == tx.id and answer["status"] == "SENT"
+            tx.status = "SENT"
+            return
+        assert answer["parentTransactionId"] == tx.id and answer["status"] == "SENT"
+        mirrored = [(a, "CREDIT" if s == "DEBIT" else "DEBIT", x) for a, s, x in tx.legs]
+        self.record_tx(answer, mirrored, tx.scale, is_reversal=True, parent=tx.id)
+        if outcome == "cancel":
+            tx.status = "CANCELED"
+        tx.reverted = True
+
+    def predict(self, tx: ModelTx, action: str) -> str:
+        if action == "commit":
+            if tx.status != "PRE_APPROVED":
+                raise Refused("0099")
+            self.model.apply(
+                [(a, "SETTLE" if s == "DEBIT" else "CREDIT", x) for a, s, x in tx.legs],
+                tx.scale,
+            )
+            return "commit"
+        if tx.is_reversal:
+            raise Refused("0088")
+        if tx.status == "CANCELED":
+            raise Refused("0099")
+        if tx.reverted:
+            raise Refused("0087")
+        if tx.status == "PRE_APPROVED":
+            self.model.apply([(a, "RELEASE", x) for a, s, x in tx.legs if s == "DEBIT"], tx.scale)
+            return "cancel"
+        if action == "cancel":
+            raise Refused("0099")
+        self.model.apply(
+            [(a, "CREDIT" if s == "DEBIT" else "DEBIT", x) for a, s, x in tx.legs], tx.scale
+        )
+        return "revert"
+
+    # --- invariants ---------------------------------------------------------------------------
+
+    @invariant()
+    def the_ledger_matches_the_model(self) -> None:
+        tally("steps checked")
+        rows = Balance.objects.filter(ledger_id=self.ledger.pk).select_related("account")
+        seen = {}
+        for row in rows:
+            unit = Fraction(1, 10**row.scale)
+            seen[row.account.alias] = (row.available * unit, row.on_hold * unit, row.scale)
+            if not row.is_external:
+                assert row.available >= 0 and row.on_hold >= 0, row.account.alias
+        expected = {a: (m.available, m.on_hold, m.scale) for a, m in self.model.accounts.items()}
+        assert seen == expected
+        for asset in ("BRL", "USD"):
+            assert sum(v[0] + v[1] for a, v in seen.items() if self.asset(a) == asset) == 0
+        stored = {
+            str(pk): (status, is_reversal, parent and str(parent))
+            for pk, status, is_reversal, parent in Transaction.objects.filter(
+                ledger_id=self.ledger.pk
+            ).values_list("id", "status", "is_reversal", "parent_id")
+        }
+        assert stored == {
+            t.id: (t.status, t.is_reversal, t.parent) for t in self.model.txs.values()
+        }
+        report = ledger_check(self.ledger)
+        assert report.ok, report.violations
+
+    def asset(self, alias: str) -> str:
+        return self.model.accounts[alias].asset
+
+
+@pytest.mark.slow
+def test_the_posting_service_agrees_with_its_model(db):
+    PostingMachine.token = make_token("model")
+    run_state_machine_as_test(
+        PostingMachine,
+        settings=settings(
+            max_examples=scaled(25, 300),
+            stateful_step_count=scaled(40, 80),
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+        ),
+    )
+    print("model-based figures:", dict(sorted(FIGURES.items())))

@@ -1,0 +1,171 @@
+"""Concurrency stress on PostgreSQL: 32 threads, each with its own connection, for a bounded
+time (``LEDGER_STRESS=1``: a minute), posting at random through the HTTP API: payments out of a
+hot account, payments between accounts that may run short, holds, commits, reverts and cancels
+racing on the same transactions, and requests sharing idempotency keys.
+
+Afterwards: ``check_ledger`` passes; every answer was one the contract allows (never a 5xx);
+every transaction in the ledger was acknowledged to someone, every acknowledged one is there
+exactly once, one per idempotency key; and the operations in the ledger are exactly the ones
+the acknowledged answers showed, so a refused request left nothing behind.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+import threading
+import time
+from collections import Counter
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+from tests.conftest import Api
+from tests.reliability.conftest import run_threads, scaled, scaled_seconds
+from transactions.models import IdempotencyKey, Operation, Transaction
+
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.slow,
+    pytest.mark.timeout(scaled(300, 3_600)),
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(
+        connection.vendor != "postgresql", reason="needs PostgreSQL: real concurrent connections"
+    ),
+]
+
+THREADS = 32
+OTHERS = ["@bob", "@carol", "@dave", "@erin"]
+KEYS = 24
+# What each kind of request may answer: status -> allowed codes (None: a success).
+ALLOWED: dict[str, dict[int, set[str] | None]] = {
+    "pay": {201: None, 422: {"0018"}},
+    "hold": {201: None, 422: {"0018"}},
+    "keyed": {201: None, 409: {"0084"}, 422: {"0018"}},
+    "commit": {200: None, 422: {"0099"}},
+    "cancel": {201: None, 422: {"0099", "0087"}},
+    "revert": {201: None, 422: {"0018", "0087", "0088", "0099"}},
+}
+
+
+class Shared:
+    """What the threads learn from each other: transactions to race on."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.held: list[str] = []
+        self.sent: list[str] = []
+
+    def add(self, bucket: list[str], tx_id: str) -> None:
+        with self.lock:
+            bucket.append(tx_id)
+
+    def pick(self, rng: random.Random, bucket: list[str]) -> str | None:
+        with self.lock:
+            return rng.choice(bucket[-20:]) if bucket else None
+
+
+def _payment(source: str, destination: str, amount: int, fee: int, code: str) -> dict[str, Any]:
+    variables = {"amount": amount, "fee": fee, "source": source, "destination": destination}
+    return {"transactionTypeCode": code, "variables": variables}
+
+
+def _keyed_bodies(rng: random.Random) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (
+            f"stress-{i}",
+            _payment("@alice", rng.choice(OTHERS), rng.randint(1, 500), 1, "PAYMENT_WITH_FEE"),
+        )
+        for i in range(KEYS)
+    ]
+
+
+def test_32_threads_of_random_postings_leave_a_consistent_ledger(book):
+    for alias in OTHERS[1:]:
+        book.account(alias)
+    book.fund("@alice", 10**9)
+    for alias in OTHERS:
+        book.fund(alias, 5_000)
+    shared, keyed = Shared(), _keyed_bodies(random.Random(0))
+    before = {str(pk) for pk in Transaction.objects.values_list("id", flat=True)}
+    before_operations = {str(pk) for pk in Operation.objects.values_list("id", flat=True)}
+    deadline = time.monotonic() + scaled_seconds(6, 60)
+    url = book.url
+
+    def work(index: int, barrier: threading.Barrier) -> list[tuple[Any, ...]]:
+        api, rng, log = Api(book.api.token), random.Random(index), []
+        barrier.wait()
+        while time.monotonic() < deadline:
+            kind = rng.choice(
+                ["pay", "pay", "pay", "hold", "keyed", "commit", "cancel", "revert", "revert"]
+            )
+            key = None
+            if kind == "pay":
+                source = "@alice" if rng.random() < 0.5 else rng.choice(OTHERS)
+                destination = rng.choice([o for o in OTHERS if o != source])
+                body = _payment(
+                    source,
+                    destination,
+                    rng.randint(1, 3_000),
+                    rng.randint(0, 9),
+                    "PAYMENT_WITH_FEE",
+                )
+                response = api.post(f"{url}/transactions", body)
+            elif kind == "hold":
+                source = rng.choice(["@alice", *OTHERS])
+                destination = rng.choice([o for o in OTHERS if o != source])
+                body = _payment(source, destination, rng.randint(1, 2_000), 1, "PAYMENT_HELD")
+                response = api.post(f"{url}/transactions", body)
+            elif kind == "keyed":
+                key, body = rng.choice(keyed)
+                response = api.post(f"{url}/transactions", body, HTTP_IDEMPOTENCY_KEY=key)
+            else:
+                bucket = shared.held if kind in {"commit", "cancel"} else shared.sent + shared.held
+                tx_id = shared.pick(rng, bucket)
+                if tx_id is None:
+                    continue
+                response = api.post(f"{url}/transactions/{tx_id}/{kind}")
+            answer = response.json()
+            replayed = response.get("Idempotent-Replayed") == "true"
+            log.append((kind, key, response.status_code, answer, replayed))
+            if response.status_code == 201 and kind in {"pay", "keyed", "revert"}:
+                shared.add(shared.sent, answer["id"])
+            if response.status_code == 201 and kind == "hold":
+                shared.add(shared.held, answer["id"])
+        return log
+
+    logs = run_threads(THREADS, work)
+
+    figures: Counter[str] = Counter()
+    created: list[str] = []  # every transaction a 201 announced as new
+    shown_operations = set(before_operations)
+    by_key: dict[str, set[str]] = {}
+    for kind, key, status, answer, replayed in (entry for log in logs for entry in log):
+        allowed = ALLOWED[kind]
+        assert status in allowed, (kind, status, answer)
+        if allowed[status] is not None:
+            assert answer["code"] in allowed[status], (kind, status, answer)
+            figures[f"{kind} {status} {answer['code']}"] += 1
+            continue
+        figures[f"{kind} {status}{' replayed' if replayed else ''}"] += 1
+        shown_operations.update(op["id"] for op in answer["operations"])
+        if key is not None:
+            by_key.setdefault(key, set()).add(answer["id"])
+        if kind != "commit" and not replayed:
+            created.append(answer["id"])
+    stored = {str(pk) for pk in Transaction.objects.values_list("id", flat=True)}
+    assert len(created) == len(set(created)), "a transaction was announced as new twice"
+    assert stored == before | set(created), "the ledger holds a transaction nobody was told of"
+    stored_operations = {str(pk) for pk in Operation.objects.values_list("id", flat=True)}
+    assert stored_operations == shown_operations, "an operation no answer showed"
+    assert all(len(ids) == 1 for ids in by_key.values()), by_key
+    assert IdempotencyKey.objects.count() == len(by_key)
+    out = io.StringIO()
+    call_command("check_ledger", stdout=out, stderr=io.StringIO())
+    assert out.getvalue().rstrip().splitlines()[-1].startswith("OK"), out.getvalue()
+    requests = sum(figures.values())
+    print(f"stress: {THREADS} threads, {requests} requests,", dict(sorted(figures.items())))
+    assert figures["pay 201"] > THREADS and figures["hold 201"] and figures["commit 200"]
+    assert figures["keyed 201 replayed"] and figures["revert 201"]
