@@ -20,6 +20,7 @@ import pytest
 from django.db import connection
 
 from organizations.services import token_create
+from tests.net import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -50,17 +51,6 @@ admin_users = {user}
 """
 
 
-def _free_port() -> int:
-    for port in range(8160, 8200):
-        with socket.socket() as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    pytest.skip("no free port in 8160-8199 for pgbouncer")
-
-
 @pytest.fixture
 def pgbouncer():
     binary = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
@@ -69,7 +59,7 @@ def pgbouncer():
     settings = connection.settings_dict
     workdir = tempfile.mkdtemp(prefix="pgbouncer-")
     os.chmod(workdir, 0o777)
-    listen = _free_port()
+    listen = free_port(8160, 8200)
     Path(workdir, "userlist.txt").write_text(f'"{settings["USER"]}" ""\n')
     Path(workdir, "pgbouncer.ini").write_text(
         CONFIG.format(

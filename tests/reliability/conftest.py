@@ -11,6 +11,22 @@ from tests.transactions.conftest import Book, book  # noqa: F401 - the fixture, 
 STRESS = os.environ.get("LEDGER_STRESS", "").strip().lower() in {"1", "true", "yes", "on"}
 
 
+# The collection a path parameter names (the segment before it) -> the key of the resource.
+RESOURCE_OF_SEGMENT = {
+    "organizations": "organization",
+    "ledgers": "ledger",
+    "accounts": "account",
+    "portfolios": "portfolio",
+    "products": "product",
+    "instruments": "instrument",
+    "instrument-rates": "rate",
+    "asset-rates": "rate",
+    "transactions": "transaction",
+    "transaction-templates": "template",
+    "transaction-types": "template",
+}
+
+
 def scaled(normal: int, stress: int) -> int:
     """``normal`` in ``.ci/run``, ``stress`` under ``make stress``."""
     return stress if STRESS else normal
@@ -20,4 +36,4 @@ def scaled_seconds(normal: float, stress: float) -> float:
     return stress if STRESS else normal
 
 
-__all__ = ["STRESS", "Book", "run_threads", "scaled", "scaled_seconds"]
+__all__ = ["RESOURCE_OF_SEGMENT", "STRESS", "Book", "run_threads", "scaled", "scaled_seconds"]

@@ -29,7 +29,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from tests.conftest import make_token
-from tests.reliability.conftest import scaled
+from tests.reliability.conftest import RESOURCE_OF_SEGMENT, scaled
 from tests.transactions.conftest import Book
 
 CHECKS = [
@@ -42,21 +42,6 @@ CHECKS = [
 FIGURES: Counter[str] = Counter()
 
 schema = schemathesis.openapi.from_wsgi("/v1/openapi.json", get_wsgi_application())
-
-# The collection a path parameter names (the segment before it) -> the key of the resource.
-RESOURCE_OF_SEGMENT = {
-    "organizations": "organization",
-    "ledgers": "ledger",
-    "accounts": "account",
-    "portfolios": "portfolio",
-    "products": "product",
-    "instruments": "instrument",
-    "instrument-rates": "rate",
-    "asset-rates": "rate",
-    "transactions": "transaction",
-    "transaction-templates": "template",
-    "transaction-types": "template",
-}
 
 
 @pytest.fixture

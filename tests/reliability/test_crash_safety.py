@@ -16,7 +16,6 @@ import itertools
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -31,6 +30,7 @@ import pytest
 import requests
 from django.conf import settings
 
+from tests.net import free_port
 from tests.reliability.conftest import scaled
 from tests.transactions.conftest import FUND, PAYMENT
 
@@ -59,17 +59,6 @@ def _pg(dbname: str) -> psycopg.Connection:
         dbname=dbname,
         autocommit=True,
     )
-
-
-def _free_port() -> int:
-    for port in random.sample(range(8200, 8300), 100):
-        with socket.socket() as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free port in 8200-8299")
 
 
 @pytest.fixture
@@ -254,7 +243,7 @@ def test_acknowledged_postings_survive_kill_9(crash_database, tmp_path):
     env.pop("DEBUG", None)
     _manage(env, "migrate", "--noinput")
     token = _manage(env, "create_token", "crash").strip().splitlines()[-1]
-    server = Server(env, _free_port(), tmp_path / "gunicorn.log")
+    server = Server(env, free_port(8200, 8300), tmp_path / "gunicorn.log")
     server.start()
     ledger = Ledger(base=server.base, token=token)
     rounds, killed = scaled(3, 10), 0

@@ -21,26 +21,13 @@ import pytest
 from django.apps import apps
 
 from tests.conftest import Api, assert_error, make_token
+from tests.reliability.conftest import RESOURCE_OF_SEGMENT
 from tests.transactions.conftest import FUND, HOLD, Book
 
 WRITES = ("post", "put", "patch", "delete")
 PARAM = re.compile(r"\{(\w+)\}")
 TENANT_APPS = ("organizations", "instruments", "templates_dsl", "transactions")
 
-# The collection a path parameter names (the segment before it) -> the key of the resource.
-RESOURCE_OF_SEGMENT = {
-    "organizations": "organization",
-    "ledgers": "ledger",
-    "accounts": "account",
-    "portfolios": "portfolio",
-    "products": "product",
-    "instruments": "instrument",
-    "instrument-rates": "rate",
-    "asset-rates": "rate",
-    "transactions": "transaction",
-    "transaction-templates": "template",
-    "transaction-types": "template",
-}
 
 NEW_TEMPLATE = FUND.replace("(code FUND)", "(code INTRUDER)")
 
