@@ -55,7 +55,7 @@ admin_users = {user}
 def pgbouncer():
     binary = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
     if not os.path.exists(binary):
-        pytest.skip("pgbouncer is not installed (apt-get install pgbouncer)")
+        pytest.fail("pgbouncer is not installed: apt-get install pgbouncer (.ci/run does)")
     settings = connection.settings_dict
     workdir = tempfile.mkdtemp(prefix="pgbouncer-")
     os.chmod(workdir, 0o777)
@@ -80,7 +80,7 @@ def pgbouncer():
                 if sock.connect_ex(("127.0.0.1", listen)) == 0:
                     break
             if process.poll() is not None:
-                pytest.skip(f"pgbouncer could not start: {process.stdout.read().decode()[:300]}")
+                pytest.fail(f"pgbouncer could not start: {process.stdout.read().decode()[:300]}")
             time.sleep(0.1)
         yield listen
     finally:
