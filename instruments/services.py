@@ -110,20 +110,20 @@ def instrument_update(*, instrument: Instrument, data: dict[str, Any]) -> Instru
 
 
 def instrument_delete(*, instrument: Instrument) -> Instrument:
-    """Refused (0012) while a non-external account of the instrument holds anything.
+    """Refused (0012) while a non-external account of the instrument holds anything, or any
+    account, the external one included, has money on hold (a pending transaction whose commit
+    would land in the deleted instrument).
 
     The instrument's balance rows are locked in id order (the order the posting engine uses),
     so a posting running concurrently either finishes first and is seen here, or waits."""
     with transaction.atomic():
         held = (
-            Balance.objects.filter(
-                ledger_id=instrument.ledger_id, asset_code=instrument.code, is_external=False
-            )
+            Balance.objects.filter(ledger_id=instrument.ledger_id, asset_code=instrument.code)
             .order_by("pk")
             .select_for_update()
-            .values_list("available", "on_hold")
+            .values_list("is_external", "available", "on_hold")
         )
-        if any(available or on_hold for available, on_hold in held):
+        if any(on_hold or (available and not external) for external, available, on_hold in held):
             raise ApiError(
                 ErrorCode.BALANCE_REMAINING,
                 f"Accounts of '{instrument.code}' still hold a balance; move it to the external "

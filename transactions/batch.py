@@ -25,8 +25,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from instruments.models import Instrument
-from ledgerproject.api.errors import ApiError
-from organizations.models import Ledger
+from ledgerproject.api.errors import ApiError, ErrorCode
+from organizations.models import Account, Ledger
 from transactions import services
 from transactions.locking import lock_balances, try_lock_keys
 from transactions.models import Balance, IdempotencyKey, Operation, Transaction
@@ -85,11 +85,17 @@ class _Batch:
         self.outcomes: list[ItemOutcome | None] = [None] * len(entries)
         self.prepared: dict[int, services.PreparedPosting] = {}
         self.posted: dict[int, Transaction] = {}
+        self.refused: dict[int, ApiError] = {}
 
     def refuse(self, index: int, error: ApiError) -> None:
-        if self.atomic:
-            raise item_error(index, error)
         self.outcomes[index] = ItemOutcome(error.http_status, error.as_body())
+        self.refused[index] = error
+
+    def raise_first_refusal(self) -> None:
+        """Atomic: abort with the refused item of the lowest index, whichever check found it."""
+        if self.atomic and self.refused:
+            index = min(self.refused)
+            raise item_error(index, self.refused[index])
 
     def replay(self, index: int, record: IdempotencyKey) -> None:
         self.outcomes[index] = ItemOutcome(
@@ -200,6 +206,11 @@ class _Batch:
                 ledger_id=self.ledger.pk, code__in=assets, deleted_at__isnull=True
             ).values_list("code", flat=True)
         )
+        deleted = set(
+            Account.objects.filter(pk__in=account_ids, deleted_at__isnull=False).values_list(
+                "pk", flat=True
+            )
+        )
         operations: list[Operation] = []
         touched: set[uuid.UUID] = set()
         for index in items:
@@ -207,6 +218,15 @@ class _Batch:
             if tx.asset_code not in active:
                 self.refuse(index, services.instrument_missing(tx.asset_code))
                 continue
+            if any(leg.account_id in deleted for leg, _ in steps):
+                guard = services.Guard(
+                    self.ledger.pk, tx.asset_code, tuple(leg.account_id for leg, _ in steps)
+                )
+                try:
+                    services.check_guard(guard)
+                except ApiError as error:
+                    self.refuse(index, error)
+                    continue
             tx.created_at = tx.updated_at = timezone.now()
             saved = {leg.account_id: _state(balances[leg.account_id]) for leg, _ in steps}
             book = services.BalanceBook(balances, now=tx.created_at)
@@ -262,15 +282,22 @@ def transactions_post_batch(
     """Post a batch; ``claim`` is the whole batch's idempotency key (its ``render`` gets the
     outcomes). Raises the failing item's error (``item_error``) when ``atomic``, and
     ``services.IdempotentReplay`` when the batch's key was already answered."""
+    if claim is not None and any(entry.key == claim.key for entry in entries):
+        raise ApiError(
+            ErrorCode.IDEMPOTENCY_KEY_MISMATCH,
+            "The batch's idempotency key is also the key of one of its items; use distinct keys.",
+        )
     batch = _Batch(ledger, entries, atomic=atomic, ttl_seconds=ttl_seconds)
     batch.validate_and_replay()
     batch.prepare()
+    batch.raise_first_refusal()
     try:
         with transaction.atomic(durable=True):
             if claim is not None:
                 services.claim_key(ledger, claim)
             repeats = batch.claim_keys()
             batch.apply(skip=set(repeats))
+            batch.raise_first_refusal()
             batch.store_keys(repeats)
             outcomes = [o for o in batch.outcomes if o is not None]
             assert len(outcomes) == len(entries)

@@ -10,6 +10,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from django.db import connection, transaction
 from django.db.models import F, IntegerField, Q, Sum, Value
 from django.db.models.functions import Coalesce
 
@@ -180,10 +181,18 @@ CHECKS: list[tuple[str, Callable[[Ledger], list[str]]]] = [
 
 
 def ledger_check(ledger: Ledger, *, progress: Callable[[str], None] | None = None) -> LedgerReport:
+    """Run every check on one snapshot of the ledger (on PostgreSQL a REPEATABLE READ, read-only
+    transaction), so that postings landing meanwhile cannot show as violations. Called inside a
+    caller's transaction, the checks share that transaction's view instead."""
     report = LedgerReport(ledger=ledger)
-    for name, check in CHECKS:
-        if progress:
-            progress(name)
-        report.checks.append(name)
-        report.violations += [f"ledger {ledger.pk}: {v}" for v in check(ledger)]
+    outermost = not connection.in_atomic_block
+    with transaction.atomic():
+        if outermost and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        for name, check in CHECKS:
+            if progress:
+                progress(name)
+            report.checks.append(name)
+            report.violations += [f"ledger {ledger.pk}: {v}" for v in check(ledger)]
     return report

@@ -33,9 +33,13 @@ def lock_balances(account_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, Balance]:
 
 
 def lock_transaction(*, ledger_id: uuid.UUID, transaction_id: uuid.UUID) -> Transaction:
+    """Lock a transaction for commit, revert or cancel: those exclude each other. The lock is
+    ``FOR NO KEY UPDATE``, so a posting naming this transaction as its parent (whose foreign
+    key check takes ``FOR KEY SHARE`` at COMMIT, after its balance locks) never waits on it,
+    and the two cannot deadlock."""
     row = (
         Transaction.objects.filter(pk=transaction_id, ledger_id=ledger_id)
-        .select_for_update(of=("self",))
+        .select_for_update(no_key=True, of=("self",))
         .first()
     )
     if row is None:

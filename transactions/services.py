@@ -21,6 +21,7 @@ from django.utils import timezone
 from instruments.models import Instrument
 from ledgerproject.api.errors import ApiError, ErrorCode
 from organizations.models import Account, Ledger
+from organizations.services import ensure_ledger_active
 from templates_dsl.compile import compile_template
 from templates_dsl.models import TransactionTemplate
 from templates_dsl.planner import PostingPlan, plan_posting
@@ -256,8 +257,10 @@ def _column_arrays(rows: list[Any], columns: tuple[str, ...]) -> list[list[Any]]
 
 WRITE_POSTING = """
 WITH instrument AS (
-  SELECT %s::boolean OR EXISTS (SELECT 1 FROM instruments_instrument
-    WHERE ledger_id = %s AND code = %s AND deleted_at IS NULL) AS ok
+  SELECT %s::boolean OR (EXISTS (SELECT 1 FROM instruments_instrument
+    WHERE ledger_id = %s AND code = %s AND deleted_at IS NULL)
+    AND NOT EXISTS (SELECT 1 FROM organizations_account
+    WHERE id = ANY(%s::uuid[]) AND deleted_at IS NOT NULL)) AS ok
 ), new_transactions AS (
 INSERT INTO transactions_transaction (id, created_at, updated_at, organization_id, ledger_id,
   parent_id, is_reversal, template_id, type, description, status, amount, scale, asset_code,
@@ -294,17 +297,18 @@ def write_posting(
     operations: list[Operation],
     balances: list[Balance],
     *,
-    instrument: tuple[uuid.UUID, str] | None = None,
+    guard: Guard | None = None,
 ) -> None:
     """Write new transactions, their operations and the new balances, provided that the
-    ``instrument`` (ledger id, code), when given, is still active (``check_instrument``).
+    ``guard``, when given, still holds (``check_guard``): its instrument is active and none of
+    its accounts was deleted.
 
     On PostgreSQL all of it is one statement (the foreign keys are checked at its end, and the
-    instrument is read with a snapshot taken after the balance locks), so that the locks are
+    guard is read with a snapshot taken after the balance locks), so that the locks are
     held for three round trips only: lock, write, commit."""
     if connection.vendor != "postgresql":
-        if instrument is not None:
-            check_instrument(*instrument)
+        if guard is not None:
+            check_guard(guard)
         Transaction.objects.bulk_create(transactions)
         Operation.objects.bulk_create(operations)
         update_balances(balances)
@@ -313,16 +317,21 @@ def write_posting(
         cursor.execute(
             WRITE_POSTING,
             [
-                instrument is None,
-                *(instrument or (None, None)),
+                guard is None,
+                *(
+                    (guard.ledger_id, guard.asset, list(guard.account_ids))
+                    if guard
+                    else (None,) * 3
+                ),
                 *_column_arrays(transactions, TRANSACTION_COLUMNS),
                 *_column_arrays(operations, OPERATION_COLUMNS),
                 *_balance_arrays(balances),
             ],
         )
         written = cursor.rowcount
-    if instrument is not None and written == 0:
-        raise instrument_missing(instrument[1])
+    if guard is not None and written == 0:
+        check_guard(guard)
+        raise instrument_missing(guard.asset)
 
 
 class PostingLookups:
@@ -455,6 +464,7 @@ def transaction_prepare(
 ) -> PreparedPosting:
     """Everything that needs no lock: the template, the plan, the parent and the accounts.
     A batch passes its shared ``lookups`` and the ``planned`` template and plan it already has."""
+    ensure_ledger_active(ledger)
     lookups = lookups or PostingLookups(ledger)
     template, plan = planned or posting_plan(lookups, template_code, variables)
     lookups.check_parent(parent_id)
@@ -493,6 +503,31 @@ def instrument_missing(asset: str) -> ApiError:
         ErrorCode.ASSET_CODE_NOT_FOUND,
         f"The instrument {asset} does not exist in this ledger or was deleted.",
     )
+
+
+@dataclass(frozen=True)
+class Guard:
+    """What must still hold once the balances are locked: deleting an instrument or an account
+    locks the same balance rows, so a write that checks these after its locks can never land in
+    an instrument or account deleted while it waited."""
+
+    ledger_id: uuid.UUID
+    asset: str
+    account_ids: tuple[uuid.UUID, ...]
+
+
+def check_guard(guard: Guard) -> None:
+    check_instrument(guard.ledger_id, guard.asset)
+    deleted = sorted(
+        Account.objects.filter(pk__in=guard.account_ids, deleted_at__isnull=False).values_list(
+            "alias", flat=True
+        )
+    )
+    if deleted:
+        raise ApiError(
+            ErrorCode.ACCOUNT_STATUS_RESTRICTION,
+            f"Account {', '.join(deleted)} was deleted; nothing was written.",
+        )
 
 
 def check_instrument(ledger_id: uuid.UUID, asset: str) -> None:
@@ -579,25 +614,25 @@ def _write(
     balances: Mapping[uuid.UUID, Balance],
     *,
     insert: bool,
-    check_asset: bool = False,
+    guarded: bool = False,
 ) -> list[Operation]:
     """Apply ``steps`` to the locked balances and write it all (with ``tx`` when ``insert``).
-    With ``check_asset``, the instrument must still be active (``check_instrument``); a
-    deleted instrument is answered before any other refusal, as it always was."""
+    When ``guarded``, the instrument and every touched account must still be active
+    (``Guard``); that refusal is answered before any other, such as insufficient funds."""
+    if insert:
+        # Stamped now that the locks are held, so that an account's operations are in time
+        # order as they are in version order (the point-in-time balance relies on it).
+        tx.created_at = tx.updated_at = timezone.now()
+    touched = sorted({leg.account_id for leg, _ in steps})
+    guard = Guard(tx.ledger_id, tx.asset_code, tuple(touched)) if guarded else None
     book = BalanceBook(balances, now=tx.updated_at)
     try:
         operations = [book.apply(tx, leg, effect=effect) for leg, effect in steps]
     except ApiError:
-        if check_asset:
-            check_instrument(tx.ledger_id, tx.asset_code)
+        if guard is not None:
+            check_guard(guard)
         raise
-    touched = sorted({op.account_id for op in operations})
-    write_posting(
-        [tx] if insert else [],
-        operations,
-        [balances[a] for a in touched],
-        instrument=(tx.ledger_id, tx.asset_code) if check_asset else None,
-    )
+    write_posting([tx] if insert else [], operations, [balances[a] for a in touched], guard=guard)
     return operations
 
 
@@ -641,7 +676,7 @@ def transaction_post(
             if claim is not None:
                 claim_key(ledger, claim)
             balances = lock_balances(account_ids)
-            operations = _write(tx, steps, balances, insert=True, check_asset=True)
+            operations = _write(tx, steps, balances, insert=True, guarded=True)
             attach_operations(tx, operations)
             if claim is not None:
                 store_key(ledger, claim, tx, tx=tx)
@@ -723,7 +758,7 @@ def transaction_commit(*, ledger: Ledger, transaction_id: uuid.UUID) -> Transact
         tx.status = Transaction.SENT
         tx.updated_at = timezone.now()
         tx.save(update_fields=["status", "updated_at"])
-        _write(tx, steps, balances, insert=False)
+        _write(tx, steps, balances, insert=False, guarded=True)
     return _with_operations(tx)
 
 
@@ -739,7 +774,13 @@ def transaction_revert(*, ledger: Ledger, transaction_id: uuid.UUID) -> Transact
         balances = lock_balances(leg.account_id for leg in legs)
         attach_operations(
             reversal,
-            _write(reversal, [(leg, Operation.POST) for leg in legs], balances, insert=True),
+            _write(
+                reversal,
+                [(leg, Operation.POST) for leg in legs],
+                balances,
+                insert=True,
+                guarded=True,
+            ),
         )
     return reversal
 

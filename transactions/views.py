@@ -16,7 +16,7 @@ from rest_framework.response import Response
 
 from ledgerproject.api.errors import ApiError, ErrorCode
 from ledgerproject.api.exceptions import api_error_for
-from ledgerproject.api.fields import parse_timestamp, render_timestamp
+from ledgerproject.api.fields import digits_to_int, parse_timestamp, render_timestamp
 from ledgerproject.api.filters import run_filterset
 from ledgerproject.api.pagination import KeysetPage
 from ledgerproject.api.schema import COMMON_ERRORS, error_responses
@@ -78,13 +78,14 @@ def _tolerance(request: Request) -> int | None:
     raw_tolerance = _header(request, "tolerance")
     if not raw_tolerance:
         return None
-    if not raw_tolerance.isdigit() or int(raw_tolerance) > MAX_TOLERANCE:
+    tolerance = digits_to_int(raw_tolerance)
+    if tolerance is None or tolerance > MAX_TOLERANCE:
         raise ApiError(
             ErrorCode.BAD_REQUEST,
             f"tolerance must be a whole number of seconds from 0 to {MAX_TOLERANCE}.",
             fields={"tolerance": "invalid"},
         )
-    return int(raw_tolerance)
+    return tolerance
 
 
 def _body_hash(body: Any) -> str:
@@ -353,8 +354,8 @@ class ChartView(ScopedAPIView):
     )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         data = validated(ChartIn, request.data)
-        raw_limit = request.query_params.get("limit", "3")
-        if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= 100:
+        limit = digits_to_int(request.query_params.get("limit", "3"))
+        if limit is None or not 1 <= limit <= 100:
             raise ApiError(
                 ErrorCode.INVALID_QUERY_PARAMETER,
                 "limit must be an integer from 1 to 100.",
@@ -365,6 +366,6 @@ class ChartView(ScopedAPIView):
             chart_type=data["type"],
             start=data.get("startDate"),
             end=data.get("endDate"),
-            limit=int(raw_limit),
+            limit=limit,
         )
         return Response(result)

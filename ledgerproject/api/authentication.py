@@ -68,7 +68,7 @@ def token_lookup(prefix: str) -> tuple[ApiToken | None, tuple[str, ...]]:
     rows = list(ApiToken.objects.raw(TOKEN_SQL, [prefix]))
     token = rows[0] if rows else None
     paths = tuple(sorted(row.org_path for row in rows if row.org_path is not None))
-    if ttl > 0:
+    if ttl > 0 and token is not None:  # unknown prefixes are not kept: no unbounded growth
         _token_cache[prefix] = (now, token, paths)
     return token, paths
 

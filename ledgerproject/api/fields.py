@@ -25,6 +25,14 @@ EARLIEST = dt.datetime(1, 1, 2, tzinfo=dt.UTC)
 LATEST = dt.datetime(9999, 12, 30, 23, 59, 59, 999999, tzinfo=dt.UTC)
 
 
+def digits_to_int(raw: str | None, *, max_digits: int = 9) -> int | None:
+    """A non-negative integer written in at most ``max_digits`` ASCII digits, else None.
+    (``str.isdigit`` alone accepts '²' and numbers too long for ``int``: both would crash.)"""
+    if not raw or len(raw) > max_digits or not (raw.isascii() and raw.isdigit()):
+        return None
+    return int(raw)
+
+
 def render_timestamp(value: dt.datetime | None) -> str | None:
     if value is None:
         return None

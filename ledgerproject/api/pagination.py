@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 
 from ledgerproject.api.errors import ApiError, ErrorCode
+from ledgerproject.api.fields import digits_to_int
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
@@ -53,9 +54,10 @@ class KeysetPage:
         if raw_limit is None or raw_limit == "":
             self.limit = DEFAULT_LIMIT
         else:
-            if not raw_limit.isdigit() or int(raw_limit) < 1:
+            limit = digits_to_int(raw_limit)
+            if limit is None or limit < 1:
                 raise _bad("limit", "limit must be a positive integer.")
-            self.limit = int(raw_limit)
+            self.limit = limit
             if self.limit > MAX_LIMIT:
                 raise ApiError(
                     ErrorCode.PAGINATION_LIMIT_EXCEEDED,

@@ -202,3 +202,50 @@ def test_it_never_posts_into_an_instrument_deleted_meanwhile(book):
         outcome = {action: status for c, action, status in results if c == code}
         assert outcome in ({"post": 201, "delete": 422}, {"post": 422, "delete": 204}), outcome
     assert "OK" in _check_ledger()
+
+
+def test_it_never_deadlocks_a_child_posting_against_its_parents_revert(book):
+    """A posting naming a parent locks its balances, then (at COMMIT) checks the parent's key;
+    a revert of that parent locks the parent row, then the same balances. The parent lock is
+    FOR NO KEY UPDATE, so the key check never waits on it."""
+    book.fund("@alice", 100_000)
+    parents = [book.pay(10, 0).json()["id"] for _ in range(8)]
+
+    def work(index, barrier):
+        api = Api(book.api.token)
+        parent = parents[index // 2]
+        barrier.wait()
+        if index % 2 == 0:
+            body = {
+                "transactionTypeCode": "PAYMENT_WITH_FEE",
+                "parentTransactionId": parent,
+                "variables": {"amount": 5, "fee": 0, "source": "@bob", "destination": "@alice"},
+            }
+            response = api.post(f"{book.url}/transactions", body)
+        else:
+            response = api.post(f"{book.url}/transactions/{parent}/revert")
+        return response.status_code
+
+    statuses = run_threads(len(parents) * 2, work)
+    assert all(status in (201, 422) for status in statuses), statuses
+    assert "OK" in _check_ledger()
+
+
+def test_it_never_credits_an_account_deleted_meanwhile(book):
+    aliases = [f"@empty{i}" for i in range(8)]
+    ids = {alias: book.account(alias)["id"] for alias in aliases}
+
+    def work(index, barrier):
+        api = Api(book.api.token)
+        alias = aliases[index // 2]
+        barrier.wait()
+        if index % 2 == 0:
+            body = {"transactionTypeCode": "FUND", "variables": {"amount": 5, "account": alias}}
+            return alias, "post", api.post(f"{book.url}/transactions", body).status_code
+        return alias, "delete", api.delete(f"{book.url}/accounts/{ids[alias]}").status_code
+
+    results = run_threads(len(aliases) * 2, work)
+    for alias in aliases:
+        outcome = {action: status for a, action, status in results if a == alias}
+        assert outcome in ({"post": 201, "delete": 422}, {"post": 422, "delete": 204}), outcome
+    assert "OK" in _check_ledger()

@@ -14,7 +14,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-PER_POSTING = {"postgresql": 9, "sqlite": 11}
+PER_POSTING = {"postgresql": 9, "sqlite": 12}
 PAYMENT = {
     "transactionTypeCode": "PAYMENT_WITH_FEE",
     "variables": {"amount": 10, "fee": 0, "source": "@alice", "destination": "@bob"},

@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rest_framework.renderers import JSONRenderer
 
 from ledgerproject.api.errors import ApiError, ErrorCode
-from ledgerproject.api.fields import validate_metadata
+from ledgerproject.api.fields import digits_to_int, validate_metadata
 from ledgerproject.cli import add_ledger_arguments, api_error, ledger_from_options
 from transactions import services
 from transactions.views import DEFAULT_KEY_TTL, render_transaction
@@ -27,7 +27,8 @@ def pair(text: str) -> tuple[str, str]:
 
 def variable_value(value: str) -> int | str:
     """Digits are an amount (as a JSON integer would be); anything else an alias."""
-    return int(value) if value.isdigit() else value
+    number = digits_to_int(value, max_digits=19)
+    return value if number is None else number
 
 
 class Command(BaseCommand):
