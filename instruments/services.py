@@ -15,6 +15,7 @@ from django.utils import timezone
 from instruments.models import Instrument, Rate
 from instruments.selectors import instrument_codes_missing
 from ledgerproject.api.errors import ApiError, ErrorCode
+from ledgerproject.db import unique_among_active
 from organizations.models import Ledger
 from organizations.services import (
     ensure_ledger_active,
@@ -63,12 +64,6 @@ def _code_conflict(code: str) -> ApiError:
     )
 
 
-def _code_taken(ledger_id: Any, code: str) -> bool:
-    return Instrument.objects.filter(
-        ledger_id=ledger_id, code=code, deleted_at__isnull=True
-    ).exists()
-
-
 def instrument_create(
     *,
     ledger: Ledger,
@@ -81,23 +76,19 @@ def instrument_create(
 ) -> Instrument:
     instrument_validate(type=type, code=code)
     ensure_ledger_active(ledger)
-    if _code_taken(ledger.pk, code):
-        raise _code_conflict(code)
-    try:
-        with transaction.atomic():
-            instrument = Instrument.objects.create(
-                organization_id=ledger.organization_id,
-                ledger=ledger,
-                name=name,
-                type=type,
-                code=code,
-                status_code=status_code,
-                status_description=status_description,
-                metadata=metadata or {},
-            )
-            external_account_create(ledger=ledger, asset_code=code)
-    except IntegrityError:
-        raise _code_conflict(code) from None
+    same_code = Instrument.objects.filter(ledger_id=ledger.pk, code=code)
+    with unique_among_active(same_code, _code_conflict(code)):
+        instrument = Instrument.objects.create(
+            organization_id=ledger.organization_id,
+            ledger=ledger,
+            name=name,
+            type=type,
+            code=code,
+            status_code=status_code,
+            status_description=status_description,
+            metadata=metadata or {},
+        )
+        external_account_create(ledger=ledger, asset_code=code)
     return instrument
 
 

@@ -8,13 +8,14 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import Value
 from django.db.models.functions import Concat, Substr
 from django.utils import timezone
 
 from instruments.selectors import instrument_active_get
 from ledgerproject.api.errors import ApiError, ErrorCode
+from ledgerproject.db import unique_among_active
 from organizations.models import Account, ApiToken, Ledger, Organization, Portfolio, Product
 from organizations.tokens import generate_secret
 from transactions.models import Balance
@@ -112,13 +113,6 @@ def organization_delete(*, organization: Organization) -> Organization:
     return organization
 
 
-def _ledger_name_taken(organization: Organization, name: str, exclude: Any = None) -> bool:
-    queryset = Ledger.objects.filter(organization=organization, name=name, deleted_at__isnull=True)
-    if exclude is not None:
-        queryset = queryset.exclude(pk=exclude)
-    return queryset.exists()
-
-
 def _ledger_conflict(name: str) -> ApiError:
     return ApiError(
         ErrorCode.LEDGER_NAME_CONFLICT,
@@ -130,25 +124,21 @@ def _ledger_conflict(name: str) -> ApiError:
 def ledger_create(*, organization: Organization, **data: Any) -> Ledger:
     if organization.deleted_at is not None:
         raise ApiError(ErrorCode.ACTION_NOT_PERMITTED, "The organization has been deleted.")
-    if _ledger_name_taken(organization, data["name"]):
-        raise _ledger_conflict(data["name"])
-    try:
-        with transaction.atomic():
-            return Ledger.objects.create(organization=organization, **{**ACTIVE_STATUS, **data})
-    except IntegrityError:
-        raise _ledger_conflict(data["name"]) from None
+    same_name = Ledger.objects.filter(organization=organization, name=data["name"])
+    with unique_among_active(same_name, _ledger_conflict(data["name"])):
+        return Ledger.objects.create(organization=organization, **{**ACTIVE_STATUS, **data})
 
 
 def ledger_update(*, ledger: Ledger, data: dict[str, Any]) -> Ledger:
     name = data.get("name")
-    if name is not None and _ledger_name_taken(ledger.organization, name, exclude=ledger.pk):
-        raise _ledger_conflict(name)
+    same_name = (
+        Ledger.objects.filter(organization_id=ledger.organization_id, name=name)
+        if name is not None
+        else Ledger.objects.none()
+    )
     _apply(ledger, data)
-    try:
-        with transaction.atomic():
-            ledger.save()
-    except IntegrityError:
-        raise _ledger_conflict(str(name)) from None
+    with unique_among_active(same_name, _ledger_conflict(str(name)), exclude=ledger.pk):
+        ledger.save()
     return ledger
 
 
@@ -251,13 +241,6 @@ def portfolio_delete(*, portfolio: Portfolio) -> Portfolio:
 # Products
 
 
-def _product_name_taken(ledger_id: Any, name: str, exclude: Any = None) -> bool:
-    queryset = Product.objects.filter(ledger_id=ledger_id, name=name, deleted_at__isnull=True)
-    if exclude is not None:
-        queryset = queryset.exclude(pk=exclude)
-    return queryset.exists()
-
-
 def _product_conflict(name: str) -> ApiError:
     return ApiError(
         ErrorCode.DUPLICATE_PRODUCT_NAME,
@@ -275,32 +258,28 @@ def product_create(
     metadata: dict[str, Any] | None = None,
 ) -> Product:
     ensure_ledger_active(ledger)
-    if _product_name_taken(ledger.pk, name):
-        raise _product_conflict(name)
-    try:
-        with transaction.atomic():
-            return Product.objects.create(
-                organization_id=ledger.organization_id,
-                ledger=ledger,
-                name=name,
-                status_code=status_code,
-                status_description=status_description,
-                metadata=metadata or {},
-            )
-    except IntegrityError:
-        raise _product_conflict(name) from None
+    same_name = Product.objects.filter(ledger_id=ledger.pk, name=name)
+    with unique_among_active(same_name, _product_conflict(name)):
+        return Product.objects.create(
+            organization_id=ledger.organization_id,
+            ledger=ledger,
+            name=name,
+            status_code=status_code,
+            status_description=status_description,
+            metadata=metadata or {},
+        )
 
 
 def product_update(*, product: Product, data: dict[str, Any]) -> Product:
     name = data.get("name")
-    if name is not None and _product_name_taken(product.ledger_id, name, exclude=product.pk):
-        raise _product_conflict(name)
+    same_name = (
+        Product.objects.filter(ledger_id=product.ledger_id, name=name)
+        if name is not None
+        else Product.objects.none()
+    )
     _apply(product, data)
-    try:
-        with transaction.atomic():
-            product.save()
-    except IntegrityError:
-        raise _product_conflict(str(name)) from None
+    with unique_among_active(same_name, _product_conflict(str(name)), exclude=product.pk):
+        product.save()
     return product
 
 
@@ -312,12 +291,6 @@ def product_delete(*, product: Product) -> Product:
 
 
 # Accounts
-
-
-def _alias_taken(ledger_id: Any, alias: str) -> bool:
-    return Account.objects.filter(
-        ledger_id=ledger_id, alias=alias, deleted_at__isnull=True
-    ).exists()
 
 
 def _alias_conflict(alias: str) -> ApiError:
@@ -464,13 +437,9 @@ def account_create(
         metadata=metadata or {},
     )
     account.alias = alias or f"@{account.id}"
-    if _alias_taken(ledger.pk, account.alias):
-        raise _alias_conflict(account.alias)
-    try:
-        with transaction.atomic():
-            _account_insert(account)
-    except IntegrityError:
-        raise _alias_conflict(account.alias) from None
+    same_alias = Account.objects.filter(ledger_id=ledger.pk, alias=account.alias)
+    with unique_among_active(same_alias, _alias_conflict(account.alias)):
+        _account_insert(account)
     return account
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from instruments.models import Instrument
 from ledgerproject.api.errors import ApiError, ErrorCode
+from ledgerproject.db import unique_among_active
 from organizations.models import Ledger
 from templates_dsl import ast
 from templates_dsl.compile import compile_template
@@ -48,18 +48,11 @@ def _code_in_use(code: str) -> ApiError:
 
 def template_create(*, ledger: Ledger, text: str) -> TransactionTemplate:
     compiled = template_compile_for(ledger=ledger, text=text)
-    active = TransactionTemplate.objects.filter(
-        ledger_id=ledger.pk, code=compiled.code, deleted_at__isnull=True
-    )
-    if active.exists():
-        raise _code_in_use(compiled.code)
-    try:
-        with transaction.atomic():
-            return TransactionTemplate.objects.create(
-                organization_id=ledger.organization_id, ledger=ledger, **_fields(compiled, text)
-            )
-    except IntegrityError:
-        raise _code_in_use(compiled.code) from None
+    same_code = TransactionTemplate.objects.filter(ledger_id=ledger.pk, code=compiled.code)
+    with unique_among_active(same_code, _code_in_use(compiled.code)):
+        return TransactionTemplate.objects.create(
+            organization_id=ledger.organization_id, ledger=ledger, **_fields(compiled, text)
+        )
 
 
 def template_replace(*, template: TransactionTemplate, text: str) -> TransactionTemplate:

@@ -127,7 +127,7 @@ def test_it_refuses_a_duplicate_code_in_the_ledger(api, ledger_url, usd):
 
 
 def test_it_answers_409_when_a_concurrent_create_wins(api, ledger_url, usd, monkeypatch):
-    monkeypatch.setattr(instrument_services, "_code_taken", lambda *a: False)
+    monkeypatch.setattr("ledgerproject.db.active_duplicate_exists", lambda *a: False)
     assert_error(api.post(f"{ledger_url}/instruments", DOLLAR), 409, "0003")
     assert len(api.get(f"{ledger_url}/accounts", {"alias": "@external/USD"}).json()) == 1
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from organizations import services as org_services
 from tests.conftest import assert_error
 from tests.organizations.helpers import (
     account,
@@ -132,7 +131,7 @@ def test_it_refuses_a_duplicate_alias_among_active_accounts(api, ledger_url, oth
 
 def test_it_answers_409_when_a_concurrent_create_wins(api, ledger_url, usd, monkeypatch):
     account(api, ledger_url, alias="@alice")
-    monkeypatch.setattr(org_services, "_alias_taken", lambda *a: False)
+    monkeypatch.setattr("ledgerproject.db.active_duplicate_exists", lambda *a: False)
     body = {"assetCode": "USD", "alias": "@alice"}
     assert_error(api.post(f"{ledger_url}/accounts", body), 409, "0020")
     assert Balance.objects.filter(account__alias="@alice").count() == 1

@@ -49,10 +49,9 @@ def test_it_refuses_a_duplicate_name_among_active_products(api, ledger_url, othe
 
 
 def test_it_answers_409_when_a_concurrent_create_wins(api, ledger_url, monkeypatch):
-    from organizations import services
 
     create(api, f"{ledger_url}/products", {"name": "Gold"})
-    monkeypatch.setattr(services, "_product_name_taken", lambda *a, **k: False)
+    monkeypatch.setattr("ledgerproject.db.active_duplicate_exists", lambda *a: False)
     assert_error(api.post(f"{ledger_url}/products", {"name": "Gold"}), 409, "0015")
 
 
