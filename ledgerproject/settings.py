@@ -150,8 +150,6 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = True
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MAX_REQUEST_BYTES", 1_048_576)
-# Template text gets a tighter limit: hundreds of legs fit, and compiling stays fast.
-MAX_TEMPLATE_BYTES = env_int("MAX_TEMPLATE_BYTES", 65_536)
 
 
 def env_rate(name: str, default: str) -> str | None:

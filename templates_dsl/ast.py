@@ -107,11 +107,6 @@ class Distribute:
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-def _add(names: list[str], name: str | None) -> None:
-    if name is not None and name not in names:
-        names.append(name)
-
-
 @dataclass(frozen=True, kw_only=True)
 class Template:
     """A whole ``(transaction-template v1 ...)``."""
@@ -141,14 +136,11 @@ class Template:
         return tuple(amounts)
 
     def amount_variables(self) -> tuple[str, ...]:
-        names: list[str] = []
-        for amount in self.amounts():
-            for name in amount.variables():
-                _add(names, name)
-        return tuple(names)
+        """Each amount variable once, in text order (a dict keeps the order: linear)."""
+        names = (name for amount in self.amounts() for name in amount.variables())
+        return tuple(dict.fromkeys(names))
 
     def account_variables(self) -> tuple[str, ...]:
-        names: list[str] = []
-        for node in (*self.froms(), *self.destinations()):
-            _add(names, node.account.variable)
-        return tuple(names)
+        nodes = (*self.froms(), *self.destinations())
+        names = (node.account.variable for node in nodes if node.account.variable is not None)
+        return tuple(dict.fromkeys(names))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from templates_dsl import ast
+from templates_dsl import ast, limits
 from templates_dsl.errors import TemplateError
 from templates_dsl.lexer import VARIABLE_RE
 
@@ -19,6 +19,7 @@ Problem = tuple[ast.Span, str]
 def check_template(t: ast.Template) -> None:
     """Raise ``TemplateError`` at the first offending node, in text order; return when valid."""
     problems = [
+        *_size_problems(t),
         *_metadata_problems(t),
         *_send_problems(t.send),
         *_distribute_problems(t.distribute, t.send),
@@ -27,6 +28,36 @@ def check_template(t: ast.Template) -> None:
     if problems:
         span, message = min(problems, key=lambda problem: problem[0])
         raise TemplateError.at(span, message)
+
+
+def _size_problems(t: ast.Template) -> list[Problem]:
+    """More legs or distinct variables than ``limits`` allow: at the first one past the limit."""
+    problems: list[Problem] = []
+    legs = (*t.froms(), *t.destinations())
+    if len(legs) > limits.MAX_LEGS:
+        span = sorted(leg.span for leg in legs)[limits.MAX_LEGS]
+        problems.append(
+            (
+                span,
+                f"more than {limits.MAX_LEGS} legs ; expected at most "
+                f"{limits.MAX_LEGS} legs (from and to) in one template",
+            )
+        )
+    uses = [(term.span, term.variable) for amount in t.amounts() for term in amount.terms]
+    uses += [(leg.account.span, leg.account.variable) for leg in legs]
+    declared: dict[str, ast.Span] = {}
+    for span, name in sorted((span, name) for span, name in uses if name is not None):
+        declared.setdefault(name, span)
+    if len(declared) > limits.MAX_VARIABLES:
+        span = sorted(declared.values())[limits.MAX_VARIABLES]
+        problems.append(
+            (
+                span,
+                f"more than {limits.MAX_VARIABLES} variables ; expected at most "
+                f"{limits.MAX_VARIABLES} variables in one template",
+            )
+        )
+    return problems
 
 
 def _metadata_problems(t: ast.Template) -> list[Problem]:
@@ -132,9 +163,10 @@ def _variable_problems(t: ast.Template) -> list[Problem]:
     problems: list[Problem] = []
     amounts = t.amount_variables()
     accounts = t.account_variables()
+    amount_names = set(amounts)
     for node in (*t.froms(), *t.destinations()):
         name = node.account.variable
-        if name is not None and name in amounts:
+        if name is not None and name in amount_names:
             problems.append(
                 (
                     node.account.span,

@@ -155,7 +155,13 @@ def tokenize(text: str) -> list[Any]:
         raise TemplateError.at(position(text, nul), "unexpected NUL character")
     lexer = TemplateLexer()
     tokens = []
+    line_start = previous = -1  # the newline before the current line; each gap scanned once
     for token in lexer.tokenize(text):
-        token.value = Lexeme(token.value, position(text, token.index, token.lineno))
+        newline = text.rfind("\n", previous + 1, token.index)
+        if newline >= 0:
+            line_start = newline
+        previous = token.index
+        span = Span(token.lineno, token.index - line_start)
+        token.value = Lexeme(token.value, span)
         tokens.append(token)
     return tokens

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -17,7 +16,7 @@ from ledgerproject.api.errors import ApiError, ErrorCode
 from ledgerproject.api.fields import TimestampField
 from ledgerproject.api.schema import COMMON_ERRORS, error_responses
 from ledgerproject.api.views import ScopedAPIView
-from templates_dsl import selectors, services
+from templates_dsl import limits, selectors, services
 from templates_dsl.models import TransactionTemplate
 
 TEXT = "text/plain; charset=utf-8"
@@ -48,7 +47,7 @@ class TemplateView(ScopedAPIView):
 
     def body_text(self, request: Request) -> str:
         body = request._request.body
-        if len(body) > settings.MAX_TEMPLATE_BYTES:
+        if len(body) > limits.MAX_TEMPLATE_BYTES:
             raise RequestDataTooBig("The template text is larger than MAX_TEMPLATE_BYTES.")
         try:
             text = body.decode("utf-8")

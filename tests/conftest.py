@@ -56,6 +56,11 @@ def api(db: Any) -> Api:
 
 
 @pytest.fixture
+def read_only_api(db: Any) -> Api:
+    return Api(make_token("reader", read_only=True))
+
+
+@pytest.fixture
 def anon() -> Api:
     return Api(None)
 

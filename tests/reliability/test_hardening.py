@@ -24,6 +24,7 @@ from django.db import connection
 from django.test import Client, override_settings
 
 from organizations.models import Organization
+from templates_dsl import limits
 from templates_dsl.models import TransactionTemplate
 from tests.conftest import Api, assert_error, make_token
 from tests.transactions.conftest import FUND
@@ -96,8 +97,8 @@ def test_it_answers_bodies_over_the_default_one_mebibyte_with_413(book):
     assert_error(response, 413, "0047")
 
 
-@override_settings(MAX_TEMPLATE_BYTES=LIMIT)
-def test_it_answers_template_text_over_its_limit_with_413_and_writes_nothing(book):
+def test_it_answers_template_text_over_its_limit_with_413_and_writes_nothing(book, monkeypatch):
+    monkeypatch.setattr(limits, "MAX_TEMPLATE_BYTES", LIMIT)
     url = f"{book.url}/transaction-templates"
     text = FUND.replace("(code FUND)", "(code FUND2)") + ";"
     at_limit = text + "x" * (LIMIT - len(text.encode()))
