@@ -9,19 +9,16 @@ import re
 from typing import Any
 
 import pycountry
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError
 from django.utils import timezone
 
 from instruments.models import Instrument, Rate
 from instruments.selectors import instrument_codes_missing
 from ledgerproject.api.errors import ApiError, ErrorCode
 from ledgerproject.db import unique_among_active
+from organizations.locking import ledger_write
 from organizations.models import Ledger
-from organizations.services import (
-    ensure_ledger_active,
-    external_account_create,
-    external_account_delete,
-)
+from organizations.services import external_account_create, external_account_delete
 from transactions.models import Balance
 
 CODE_PATTERN = re.compile(r"[A-Z0-9]+")
@@ -75,9 +72,8 @@ def instrument_create(
     metadata: dict[str, Any] | None = None,
 ) -> Instrument:
     instrument_validate(type=type, code=code)
-    ensure_ledger_active(ledger)
     same_code = Instrument.objects.filter(ledger_id=ledger.pk, code=code)
-    with unique_among_active(same_code, _code_conflict(code)):
+    with ledger_write(ledger.pk), unique_among_active(same_code, _code_conflict(code)):
         instrument = Instrument.objects.create(
             organization_id=ledger.organization_id,
             ledger=ledger,
@@ -94,8 +90,8 @@ def instrument_create(
 
 def instrument_update(*, instrument: Instrument, data: dict[str, Any]) -> Instrument:
     """Only name, status and metadata change; the input serializer refuses the rest."""
-    _apply(instrument, data)
-    with transaction.atomic():
+    with ledger_write(instrument.ledger_id):
+        _apply(instrument, data)
         instrument.save()
     return instrument
 
@@ -107,7 +103,7 @@ def instrument_delete(*, instrument: Instrument) -> Instrument:
 
     The instrument's balance rows are locked in id order (the order the posting engine uses),
     so a posting running concurrently either finishes first and is seen here, or waits."""
-    with transaction.atomic():
+    with ledger_write(instrument.ledger_id):
         held = (
             Balance.objects.filter(ledger_id=instrument.ledger_id, asset_code=instrument.code)
             .order_by("pk")
@@ -162,7 +158,6 @@ def rate_create(
     status_description: str | None = None,
     metadata: dict[str, Any] | None = None,
 ) -> Rate:
-    ensure_ledger_active(ledger)
     if base_code == counter_code:
         raise ApiError(ErrorCode.BAD_REQUEST, "The base and counter codes must differ.")
     missing = instrument_codes_missing(ledger_id=ledger.pk, codes=[base_code, counter_code])
@@ -183,10 +178,10 @@ def rate_create(
         status_description=status_description,
         metadata=metadata or {},
     )
-    if _pair_taken(rate):
-        raise _pair_conflict(base_code, counter_code, source)
     try:
-        with transaction.atomic():
+        with ledger_write(ledger.pk):
+            if _pair_taken(rate):
+                raise _pair_conflict(base_code, counter_code, source)
             rate.save(force_insert=True)
     except IntegrityError:
         raise _pair_conflict(base_code, counter_code, source) from None
@@ -195,11 +190,11 @@ def rate_create(
 
 def rate_update(*, rate: Rate, data: dict[str, Any]) -> Rate:
     """amount, scale, source, status and metadata; a new source must keep the pair unique."""
-    _apply(rate, data)
-    if "source" in data and _pair_taken(rate):
-        raise _pair_conflict(rate.base_code, rate.counter_code, rate.source)
     try:
-        with transaction.atomic():
+        with ledger_write(rate.ledger_id):
+            _apply(rate, data)
+            if "source" in data and _pair_taken(rate):
+                raise _pair_conflict(rate.base_code, rate.counter_code, rate.source)
             rate.save()
     except IntegrityError:
         raise _pair_conflict(rate.base_code, rate.counter_code, rate.source) from None
@@ -208,8 +203,8 @@ def rate_update(*, rate: Rate, data: dict[str, Any]) -> Rate:
 
 def rate_delete(*, rate: Rate) -> Rate:
     """A deleted rate keeps its record, with status INACTIVE and deletedAt set."""
-    _apply(rate, INACTIVE_STATUS)
-    rate.deleted_at = timezone.now()
-    with transaction.atomic():
+    with ledger_write(rate.ledger_id):
+        _apply(rate, INACTIVE_STATUS)
+        rate.deleted_at = timezone.now()
         rate.save(update_fields=["status_code", "status_description", "deleted_at", "updated_at"])
     return rate

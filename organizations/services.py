@@ -16,6 +16,12 @@ from django.utils import timezone
 from instruments.selectors import instrument_active_get
 from ledgerproject.api.errors import ApiError, ErrorCode
 from ledgerproject.db import unique_among_active
+from organizations.locking import (
+    ledger_deleted,
+    ledger_write,
+    lock_ledger_for_delete,
+    with_tree_lock,
+)
 from organizations.models import Account, ApiToken, Ledger, Organization, Portfolio, Product
 from organizations.tokens import generate_secret
 from transactions.models import Balance
@@ -28,11 +34,17 @@ def _apply(obj: Any, data: dict[str, Any]) -> None:
         setattr(obj, field, value)
 
 
-def _parent_for(principal: Any, parent_id: uuid.UUID | None) -> Organization | None:
+def _parent_for(
+    principal: Any, parent: Organization | None, parent_id: uuid.UUID | None
+) -> Organization | None:
+    """The locked parent row, when it is active and the principal reaches it."""
     if parent_id is None:
         return None
-    parent = Organization.objects.filter(pk=parent_id, deleted_at__isnull=True).first()
-    if parent is None or (principal is not None and not principal.reaches(parent.path)):
+    if (
+        parent is None
+        or parent.deleted_at is not None
+        or (principal is not None and not principal.reaches(parent.path))
+    ):
         raise ApiError(
             ErrorCode.PARENT_ORGANIZATION_NOT_FOUND,
             f"Parent organization {parent_id} was not found.",
@@ -50,36 +62,63 @@ def _require_unlimited(principal: Any) -> None:
         )
 
 
+def _locked_current(
+    locked: dict[uuid.UUID, Organization], organization: Organization, principal: Any
+) -> Organization:
+    """The organization as it is now that its tree is locked: still there, still reached by
+    the principal (a move may have taken it out of reach), and not deleted."""
+    current = locked.get(organization.pk)
+    if current is None or (principal is not None and not principal.reaches(current.path)):
+        raise ApiError(ErrorCode.NOT_FOUND, "The organization was not found.")
+    if current.deleted_at is not None:
+        raise ApiError(ErrorCode.ALREADY_REMOVED, "The organization has already been removed.")
+    return current
+
+
 def organization_create(*, principal: Any = None, **data: Any) -> Organization:
     parent_id = data.pop("parent_id", None)
-    with transaction.atomic():
-        parent = _parent_for(principal, parent_id)
-        if parent is None:
-            _require_unlimited(principal)
+    if parent_id is None:
+        _require_unlimited(principal)
+
+    def create(locked: dict[uuid.UUID, Organization]) -> Organization:
+        parent = _parent_for(principal, locked.get(parent_id), parent_id) if parent_id else None
         organization = Organization(**{**ACTIVE_STATUS, **data}, parent=parent)
         organization.path = f"{parent.path if parent else '/'}{organization.id.hex}/"
         organization.save()
-    return organization
+        return organization
+
+    return with_tree_lock([parent_id] if parent_id else [], create)
 
 
 def organization_update(
     *, organization: Organization, principal: Any = None, data: dict[str, Any]
 ) -> Organization:
+    """Update fields and, with ``parent_id`` in ``data``, move the organization (and its
+    subtree) under another parent, all under the lock of the trees involved."""
     data = dict(data)
-    with transaction.atomic():
-        if "parent_id" in data:
-            _organization_move(organization, principal, data.pop("parent_id"))
-        _apply(organization, data)
-        organization.save()
-    return organization
+    moving = "parent_id" in data
+    parent_id = data.pop("parent_id", None)
+
+    def update(locked: dict[uuid.UUID, Organization]) -> Organization:
+        current = _locked_current(locked, organization, principal)
+        if moving:
+            _organization_move(current, principal, locked.get(parent_id), parent_id)
+        _apply(current, data)
+        current.save()
+        return current
+
+    return with_tree_lock([organization.pk, parent_id], update)
 
 
 def _organization_move(
-    organization: Organization, principal: Any, parent_id: uuid.UUID | None
+    organization: Organization,
+    principal: Any,
+    parent_row: Organization | None,
+    parent_id: uuid.UUID | None,
 ) -> None:
     if parent_id == organization.parent_id:
         return
-    parent = _parent_for(principal, parent_id)
+    parent = _parent_for(principal, parent_row, parent_id)
     if parent is None:
         _require_unlimited(principal)
     elif organization.id.hex in parent.ancestor_ids:
@@ -97,20 +136,23 @@ def _organization_move(
     organization.path = new_path
 
 
-def organization_delete(*, organization: Organization) -> Organization:
-    with transaction.atomic():
-        if organization.children.filter(deleted_at__isnull=True).exists():
+def organization_delete(*, organization: Organization, principal: Any = None) -> Organization:
+    def delete(locked: dict[uuid.UUID, Organization]) -> Organization:
+        current = _locked_current(locked, organization, principal)
+        if current.children.filter(deleted_at__isnull=True).exists():
             raise ApiError(
                 ErrorCode.ACTION_NOT_PERMITTED,
                 "The organization still has active child organizations.",
             )
-        if organization.ledgers.filter(deleted_at__isnull=True).exists():
+        if current.ledgers.filter(deleted_at__isnull=True).exists():
             raise ApiError(
                 ErrorCode.ACTION_NOT_PERMITTED, "The organization still has active ledgers."
             )
-        organization.deleted_at = timezone.now()
-        organization.save(update_fields=["deleted_at", "updated_at"])
-    return organization
+        current.deleted_at = timezone.now()
+        current.save(update_fields=["deleted_at", "updated_at"])
+        return current
+
+    return with_tree_lock([organization.pk], delete)
 
 
 def _ledger_conflict(name: str) -> ApiError:
@@ -122,11 +164,17 @@ def _ledger_conflict(name: str) -> ApiError:
 
 
 def ledger_create(*, organization: Organization, **data: Any) -> Ledger:
-    if organization.deleted_at is not None:
-        raise ApiError(ErrorCode.ACTION_NOT_PERMITTED, "The organization has been deleted.")
-    same_name = Ledger.objects.filter(organization=organization, name=data["name"])
-    with unique_among_active(same_name, _ledger_conflict(data["name"])):
-        return Ledger.objects.create(organization=organization, **{**ACTIVE_STATUS, **data})
+    """Under the tree lock, so that the organization cannot be deleted meanwhile."""
+
+    def create(locked: dict[uuid.UUID, Organization]) -> Ledger:
+        current = locked.get(organization.pk)
+        if current is None or current.deleted_at is not None:
+            raise ApiError(ErrorCode.ACTION_NOT_PERMITTED, "The organization has been deleted.")
+        same_name = Ledger.objects.filter(organization=current, name=data["name"])
+        with unique_among_active(same_name, _ledger_conflict(data["name"])):
+            return Ledger.objects.create(organization=current, **{**ACTIVE_STATUS, **data})
+
+    return with_tree_lock([organization.pk], create)
 
 
 def ledger_update(*, ledger: Ledger, data: dict[str, Any]) -> Ledger:
@@ -136,15 +184,20 @@ def ledger_update(*, ledger: Ledger, data: dict[str, Any]) -> Ledger:
         if name is not None
         else Ledger.objects.none()
     )
-    _apply(ledger, data)
-    with unique_among_active(same_name, _ledger_conflict(str(name)), exclude=ledger.pk):
-        ledger.save()
+    with ledger_write(ledger.pk):
+        _apply(ledger, data)
+        with unique_among_active(same_name, _ledger_conflict(str(name)), exclude=ledger.pk):
+            ledger.save()
     return ledger
 
 
 def ledger_delete(*, ledger: Ledger) -> Ledger:
-    ledger.deleted_at = timezone.now()
-    ledger.save(update_fields=["deleted_at", "updated_at"])
+    """Waits for the writes into the ledger to finish; none starts until this commits."""
+    with transaction.atomic():
+        if not lock_ledger_for_delete(ledger.pk):
+            raise ApiError(ErrorCode.ALREADY_REMOVED, "The ledger has already been removed.")
+        ledger.deleted_at = timezone.now()
+        ledger.save(update_fields=["deleted_at", "updated_at"])
     return ledger
 
 
@@ -190,9 +243,10 @@ def token_revoke(*, name: str) -> ApiToken:
 
 
 def ensure_ledger_active(ledger: Ledger) -> None:
-    """Nothing new is created in a deleted ledger (reads of it keep working)."""
+    """The early, lock-free refusal of a write into a ledger already deleted when the request
+    read it; the write itself checks again under ``organizations.locking``'s ledger lock."""
     if ledger.deleted_at is not None:
-        raise ApiError(ErrorCode.ACTION_NOT_PERMITTED, "The ledger has been deleted.")
+        raise ledger_deleted()
 
 
 def _soft_delete(obj: Any) -> None:
@@ -212,8 +266,7 @@ def portfolio_create(
     status_description: str | None = None,
     metadata: dict[str, Any] | None = None,
 ) -> Portfolio:
-    ensure_ledger_active(ledger)
-    with transaction.atomic():
+    with ledger_write(ledger.pk):
         return Portfolio.objects.create(
             organization_id=ledger.organization_id,
             ledger=ledger,
@@ -226,14 +279,14 @@ def portfolio_create(
 
 
 def portfolio_update(*, portfolio: Portfolio, data: dict[str, Any]) -> Portfolio:
-    _apply(portfolio, data)
-    with transaction.atomic():
+    with ledger_write(portfolio.ledger_id):
+        _apply(portfolio, data)
         portfolio.save()
     return portfolio
 
 
 def portfolio_delete(*, portfolio: Portfolio) -> Portfolio:
-    with transaction.atomic():
+    with ledger_write(portfolio.ledger_id):
         _soft_delete(portfolio)
     return portfolio
 
@@ -257,9 +310,8 @@ def product_create(
     status_description: str | None = None,
     metadata: dict[str, Any] | None = None,
 ) -> Product:
-    ensure_ledger_active(ledger)
     same_name = Product.objects.filter(ledger_id=ledger.pk, name=name)
-    with unique_among_active(same_name, _product_conflict(name)):
+    with ledger_write(ledger.pk), unique_among_active(same_name, _product_conflict(name)):
         return Product.objects.create(
             organization_id=ledger.organization_id,
             ledger=ledger,
@@ -277,15 +329,16 @@ def product_update(*, product: Product, data: dict[str, Any]) -> Product:
         if name is not None
         else Product.objects.none()
     )
-    _apply(product, data)
-    with unique_among_active(same_name, _product_conflict(str(name)), exclude=product.pk):
-        product.save()
+    with ledger_write(product.ledger_id):
+        _apply(product, data)
+        with unique_among_active(same_name, _product_conflict(str(name)), exclude=product.pk):
+            product.save()
     return product
 
 
 def product_delete(*, product: Product) -> Product:
     """Accounts assigned to the product keep their productId; reads still show the product."""
-    with transaction.atomic():
+    with ledger_write(product.ledger_id):
         _soft_delete(product)
     return product
 
@@ -405,7 +458,6 @@ def account_create(
     status_description: str | None = None,
     metadata: dict[str, Any] | None = None,
 ) -> Account:
-    ensure_ledger_active(ledger)
     if type == Account.EXTERNAL or (alias or "").startswith(Account.EXTERNAL_PREFIX):
         raise _refuse_external("they cannot be created through the API")
     if instrument_active_get(ledger_id=ledger.pk, code=asset_code) is None:
@@ -438,7 +490,7 @@ def account_create(
     )
     account.alias = alias or f"@{account.id}"
     same_alias = Account.objects.filter(ledger_id=ledger.pk, alias=account.alias)
-    with unique_among_active(same_alias, _alias_conflict(account.alias)):
+    with ledger_write(ledger.pk), unique_among_active(same_alias, _alias_conflict(account.alias)):
         _account_insert(account)
     return account
 
@@ -450,8 +502,8 @@ def account_update(*, account: Account, data: dict[str, Any]) -> Account:
         _active_portfolio(account.ledger_id, data["portfolio_id"])
     if data.get("product_id") is not None:
         _active_product(account.ledger_id, data["product_id"])
-    _apply(account, data)
-    with transaction.atomic():
+    with ledger_write(account.ledger_id):
+        _apply(account, data)
         account.save()
     return account
 
@@ -460,7 +512,7 @@ def account_delete(*, account: Account) -> Account:
     """Refused while the balance holds anything; the balance row is locked while checking."""
     if account.is_external:
         raise _refuse_external("they are removed with their instrument")
-    with transaction.atomic():
+    with ledger_write(account.ledger_id):
         balance = Balance.objects.select_for_update().filter(account_id=account.pk).first()
         if balance is not None and (balance.available or balance.on_hold):
             raise ApiError(

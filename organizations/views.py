@@ -40,7 +40,7 @@ class OrganizationItem(ItemView):
         return services.organization_update(organization=obj, principal=self.principal, data=data)
 
     def perform_delete(self, obj: Organization) -> None:
-        services.organization_delete(organization=obj)
+        services.organization_delete(organization=obj, principal=self.principal)
 
 
 class LedgerCollection(CollectionView):

@@ -7,6 +7,7 @@ from django.utils import timezone
 from instruments.models import Instrument
 from ledgerproject.api.errors import ApiError, ErrorCode
 from ledgerproject.db import unique_among_active
+from organizations.locking import ledger_write
 from organizations.models import Ledger
 from templates_dsl import ast
 from templates_dsl.compile import compile_template
@@ -49,7 +50,7 @@ def _code_in_use(code: str) -> ApiError:
 def template_create(*, ledger: Ledger, text: str) -> TransactionTemplate:
     compiled = template_compile_for(ledger=ledger, text=text)
     same_code = TransactionTemplate.objects.filter(ledger_id=ledger.pk, code=compiled.code)
-    with unique_among_active(same_code, _code_in_use(compiled.code)):
+    with ledger_write(ledger.pk), unique_among_active(same_code, _code_in_use(compiled.code)):
         return TransactionTemplate.objects.create(
             organization_id=ledger.organization_id, ledger=ledger, **_fields(compiled, text)
         )
@@ -64,13 +65,15 @@ def template_replace(*, template: TransactionTemplate, text: str) -> Transaction
             "a template's code cannot change.",
             fields={"code": "cannot be modified"},
         )
-    for name, value in _fields(compiled, text).items():
-        setattr(template, name, value)
-    template.save()
+    with ledger_write(template.ledger_id):
+        for name, value in _fields(compiled, text).items():
+            setattr(template, name, value)
+        template.save()
     return template
 
 
 def template_delete(*, template: TransactionTemplate) -> TransactionTemplate:
-    template.deleted_at = timezone.now()
-    template.save(update_fields=["deleted_at", "updated_at"])
+    with ledger_write(template.ledger_id):
+        template.deleted_at = timezone.now()
+        template.save(update_fields=["deleted_at", "updated_at"])
     return template

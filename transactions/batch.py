@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from instruments.models import Instrument
 from ledgerproject.api.errors import ApiError, ErrorCode
+from organizations.locking import lock_ledger_active
 from organizations.models import Account, Ledger
 from transactions import services
 from transactions.locking import lock_balances, try_lock_keys
@@ -293,6 +294,7 @@ def transactions_post_batch(
     batch.raise_first_refusal()
     try:
         with transaction.atomic(durable=True):
+            lock_ledger_active(ledger.pk)
             if claim is not None:
                 services.claim_key(ledger, claim)
             repeats = batch.claim_keys()

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from instruments.models import Instrument
 from ledgerproject.api.errors import ApiError, ErrorCode
+from organizations.locking import lock_ledger_active
 from organizations.models import Account, Ledger
 from organizations.services import ensure_ledger_active
 from templates_dsl.compile import compile_template
@@ -221,8 +222,9 @@ ACCOUNTS_SQL = (
     "ORDER BY created_at, id"
 )
 INSTRUMENT_SQL = (
-    "SELECT 1 FROM instruments_instrument "
-    "WHERE ledger_id = %s AND code = %s AND deleted_at IS NULL LIMIT 1"
+    "SELECT 1 FROM instruments_instrument WHERE ledger_id = %s AND code = %s "
+    "AND deleted_at IS NULL AND EXISTS (SELECT 1 FROM organizations_ledger "
+    "WHERE id = %s AND deleted_at IS NULL FOR KEY SHARE) LIMIT 1"
 )
 TRANSACTION_COLUMNS = (
     "id", "created_at", "updated_at", "organization_id", "ledger_id", "parent_id", "is_reversal",
@@ -260,7 +262,9 @@ WITH instrument AS (
   SELECT %s::boolean OR (EXISTS (SELECT 1 FROM instruments_instrument
     WHERE ledger_id = %s AND code = %s AND deleted_at IS NULL)
     AND NOT EXISTS (SELECT 1 FROM organizations_account
-    WHERE id = ANY(%s::uuid[]) AND deleted_at IS NOT NULL)) AS ok
+    WHERE id = ANY(%s::uuid[]) AND deleted_at IS NOT NULL)
+    AND EXISTS (SELECT 1 FROM organizations_ledger
+    WHERE id = %s AND deleted_at IS NULL FOR KEY SHARE)) AS ok
 ), new_transactions AS (
 INSERT INTO transactions_transaction (id, created_at, updated_at, organization_id, ledger_id,
   parent_id, is_reversal, template_id, type, description, status, amount, scale, asset_code,
@@ -319,9 +323,9 @@ def write_posting(
             [
                 guard is None,
                 *(
-                    (guard.ledger_id, guard.asset, list(guard.account_ids))
+                    (guard.ledger_id, guard.asset, list(guard.account_ids), guard.ledger_id)
                     if guard
-                    else (None,) * 3
+                    else (None,) * 4
                 ),
                 *_column_arrays(transactions, TRANSACTION_COLUMNS),
                 *_column_arrays(operations, OPERATION_COLUMNS),
@@ -508,8 +512,9 @@ def instrument_missing(asset: str) -> ApiError:
 @dataclass(frozen=True)
 class Guard:
     """What must still hold once the balances are locked: deleting an instrument or an account
-    locks the same balance rows, so a write that checks these after its locks can never land in
-    an instrument or account deleted while it waited."""
+    locks the same balance rows, and deleting the ledger waits for the ``FOR KEY SHARE`` this
+    check takes on it, so a write that checks these after its locks can never land in a ledger,
+    instrument or account deleted while it waited."""
 
     ledger_id: uuid.UUID
     asset: str
@@ -532,16 +537,18 @@ def check_guard(guard: Guard) -> None:
 
 def check_instrument(ledger_id: uuid.UUID, asset: str) -> None:
     """Run after the balances are locked: deleting an instrument locks the same rows, so a
-    posting can never land in an instrument deleted while it waited."""
+    posting can never land in an instrument deleted while it waited. The ledger is checked in
+    the same query (and locked against its delete on PostgreSQL)."""
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
-            cursor.execute(INSTRUMENT_SQL, [ledger_id, asset])
+            cursor.execute(INSTRUMENT_SQL, [ledger_id, asset, ledger_id])
             found = cursor.fetchone() is not None
     else:
         found = Instrument.objects.filter(
-            ledger_id=ledger_id, code=asset, deleted_at__isnull=True
+            ledger_id=ledger_id, code=asset, deleted_at__isnull=True, ledger__deleted_at=None
         ).exists()
     if not found:
+        lock_ledger_active(ledger_id)
         raise instrument_missing(asset)
 
 
@@ -744,6 +751,7 @@ def _legs_of(tx: Transaction) -> list[ResolvedLeg]:
 def transaction_commit(*, ledger: Ledger, transaction_id: uuid.UUID) -> Transaction:
     """PRE_APPROVED -> SENT: settle the holds and credit the destinations."""
     with transaction.atomic(durable=True):
+        lock_ledger_active(ledger.pk)
         tx = lock_transaction(ledger_id=ledger.pk, transaction_id=transaction_id)
         if tx.status != Transaction.PRE_APPROVED:
             raise ApiError(
@@ -765,6 +773,7 @@ def transaction_commit(*, ledger: Ledger, transaction_id: uuid.UUID) -> Transact
 def transaction_revert(*, ledger: Ledger, transaction_id: uuid.UUID) -> Transaction:
     """SENT: post the mirrored transaction. PRE_APPROVED: release the holds (cancel)."""
     with transaction.atomic(durable=True):
+        lock_ledger_active(ledger.pk)
         tx = lock_transaction(ledger_id=ledger.pk, transaction_id=transaction_id)
         _check_revertible(tx)
         if tx.status == Transaction.PRE_APPROVED:
@@ -788,6 +797,7 @@ def transaction_revert(*, ledger: Ledger, transaction_id: uuid.UUID) -> Transact
 def transaction_cancel(*, ledger: Ledger, transaction_id: uuid.UUID) -> Transaction:
     """PRE_APPROVED -> CANCELED, releasing the holds through a reverting transaction."""
     with transaction.atomic(durable=True):
+        lock_ledger_active(ledger.pk)
         tx = lock_transaction(ledger_id=ledger.pk, transaction_id=transaction_id)
         _check_revertible(tx)
         if tx.status != Transaction.PRE_APPROVED:

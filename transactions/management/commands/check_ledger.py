@@ -7,6 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from organizations.integrity import tree_problems
 from organizations.models import Ledger
 from transactions.integrity import CHECKS, ledger_check
 
@@ -33,7 +34,7 @@ class Command(BaseCommand):
             ledgers_list = list(ledgers)
         except Exception as exc:
             raise CommandError(f"Invalid organization or ledger id: {exc}") from exc
-        violations: list[str] = []
+        violations: list[str] = [f"organizations: {p}" for p in tree_problems()]
         total = len(ledgers_list) * len(CHECKS)
         if sys.stderr.isatty() and total:
             from rich.progress import Progress

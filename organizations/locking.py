@@ -1,0 +1,114 @@
+"""The locks that keep the organization tree and ledger lifecycles consistent under concurrency.
+
+The tree is stored twice, as ``parent`` and as the materialised ``path`` a token's reach is
+tested against, so every change of its shape (a new child, a move, a delete, an update that
+saves the row) must see the shape it depends on and keep others from changing it meanwhile.
+Each takes the row lock of the root of every tree it touches, in primary-key order, then
+re-reads the rows it depends on: structural changes within one tree run one at a time, which is
+cheap (they are rare) and cannot deadlock. A root that changed while we waited (the whole tree
+was moved under another) is noticed after the lock, and the change is retried from the start.
+
+A ledger's writes take ``FOR KEY SHARE`` on its row and check it is not deleted; deleting the
+ledger takes ``FOR UPDATE``, so a write and the delete of its ledger never interleave. On SQLite
+``select_for_update`` is a no-op; IMMEDIATE transactions serialize writers there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from typing import TypeVar
+
+from django.db import connection, transaction
+
+from ledgerproject.api.errors import ApiError, ErrorCode
+from organizations.models import Ledger, Organization
+
+T = TypeVar("T")
+RETRIES = 5
+
+
+class TreeMoved(Exception):
+    """A locked root is no longer the root of a row read before the lock: start again."""
+
+
+def root_id(path: str) -> uuid.UUID:
+    return uuid.UUID(path.strip("/").split("/", 1)[0])
+
+
+def lock_trees(organization_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, Organization]:
+    """Lock the roots of the trees holding these organizations (in id order), then answer the
+    organizations as they are now. Raises ``TreeMoved`` when one of them left its tree while
+    we waited."""
+    wanted = sorted(set(organization_ids))
+    before = dict(Organization.objects.filter(pk__in=wanted).values_list("pk", "path"))
+    roots = sorted({root_id(path) for path in before.values()})
+    list(Organization.objects.filter(pk__in=roots).order_by("pk").select_for_update())
+    now = {o.pk: o for o in Organization.objects.filter(pk__in=wanted)}
+    if any(root_id(o.path) not in roots for o in now.values()):
+        raise TreeMoved
+    return now
+
+
+def with_tree_lock(
+    organization_ids: Iterable[uuid.UUID],
+    change: Callable[[dict[uuid.UUID, Organization]], T],
+) -> T:
+    """Run ``change(locked)`` in one database transaction holding the tree locks of these
+    organizations; ``locked`` maps each id to its row as it is now (missing ids are absent)."""
+    ids = [pk for pk in organization_ids if pk is not None]
+    for _ in range(RETRIES):
+        try:
+            with transaction.atomic():
+                return change(lock_trees(ids))
+        except TreeMoved:
+            continue
+    raise ApiError(
+        ErrorCode.ACTION_NOT_PERMITTED,
+        "The organization tree kept changing while this request waited; try again.",
+    )
+
+
+LEDGER_KEY_SHARE = "SELECT deleted_at FROM organizations_ledger WHERE id = %s FOR KEY SHARE"
+LEDGER_UPDATE = "SELECT deleted_at FROM organizations_ledger WHERE id = %s FOR UPDATE"
+
+
+def _lock_ledger(ledger_id: uuid.UUID, *, for_delete: bool) -> bool:
+    """Lock the ledger row; answer whether it is active."""
+    if connection.vendor != "postgresql":
+        return Ledger.objects.filter(pk=ledger_id, deleted_at__isnull=True).exists()
+    with connection.cursor() as cursor:
+        if for_delete:
+            cursor.execute(LEDGER_UPDATE, [ledger_id])
+        else:
+            cursor.execute(LEDGER_KEY_SHARE, [ledger_id])
+        row = cursor.fetchone()
+    return row is not None and row[0] is None
+
+
+def ledger_deleted() -> ApiError:
+    return ApiError(ErrorCode.ACTION_NOT_PERMITTED, "The ledger has been deleted.")
+
+
+def lock_ledger_active(ledger_id: uuid.UUID) -> None:
+    """Inside a write into the ledger: hold it against its delete (``FOR KEY SHARE``, which
+    concurrent writes share), or refuse with 422 0008 when it is deleted."""
+    if not _lock_ledger(ledger_id, for_delete=False):
+        raise ledger_deleted()
+
+
+def lock_ledger_for_delete(ledger_id: uuid.UUID) -> bool:
+    """Wait for the writes into the ledger to finish and keep new ones out until COMMIT;
+    answer whether it is still active."""
+    return _lock_ledger(ledger_id, for_delete=True)
+
+
+@contextlib.contextmanager
+def ledger_write(ledger_id: uuid.UUID) -> Iterator[None]:
+    """The one database transaction of a write into a ledger (create, update or delete of its
+    contents, a commit, a revert): the ledger is held against its delete throughout, and a
+    deleted ledger takes no write (422 0008)."""
+    with transaction.atomic():
+        lock_ledger_active(ledger_id)
+        yield
