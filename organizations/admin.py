@@ -27,6 +27,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from ledgerproject.admin_base import LedgerModelAdmin
 from ledgerproject.api.errors import ApiError
 from organizations import services
 from organizations.models import Account, ApiToken, Ledger, Organization, Portfolio, Product
@@ -85,7 +86,7 @@ def scope_filter(field: str, model: type[Model]) -> type[admin.SimpleListFilter]
     return ScopeFilter
 
 
-class ResourceAdmin(admin.ModelAdmin):
+class ResourceAdmin(LedgerModelAdmin):
     """Browse and edit name/status/metadata; creation goes through the API, deactivation
     (soft delete) through the services, with each refusal shown as a message."""
 
@@ -366,7 +367,7 @@ class ApiTokenAddForm(forms.ModelForm):
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
+class ApiTokenAdmin(LedgerModelAdmin):
     list_display = ("name", "prefix", "read_only", "expires_at", "revoked_at", "created_at")
     list_filter = ("read_only", ("revoked_at", admin.EmptyFieldListFilter), "expires_at")
     search_fields = ("name", "prefix")
@@ -422,7 +423,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
         if change:  # on add, token_create has already linked the organizations
             super().save_related(request, form, formsets, change)
 
-    @admin.action(description="Revoke the selected tokens")
+    @admin.action(description="Revoke the selected tokens", permissions=["change"])
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
         for token in queryset:
             services.token_revoke(name=token.name)

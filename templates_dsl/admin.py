@@ -12,6 +12,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
 
+from ledgerproject.admin_base import LedgerModelAdmin
 from ledgerproject.api.errors import ApiError
 from organizations.admin import DeletedFilter, admin_url, scope_filter
 from organizations.models import Ledger
@@ -49,7 +50,7 @@ class TemplateForm(forms.ModelForm):
 
 
 @admin.register(TransactionTemplate)
-class TransactionTemplateAdmin(admin.ModelAdmin):
+class TransactionTemplateAdmin(LedgerModelAdmin):
     form = TemplateForm
     list_display = ("code", "ledger", "asset_code", "pending", "created_at", "deleted_at")
     list_filter = (scope_filter("ledger", Ledger), DeletedFilter, "pending", "asset_code")

@@ -18,6 +18,7 @@ from django.utils.html import format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import SafeString
 
+from ledgerproject.admin_base import LedgerModelAdmin
 from ledgerproject.api.errors import ApiError
 from organizations.admin import admin_link, admin_url, links, scope_filter
 from organizations.models import Account, Ledger
@@ -26,7 +27,7 @@ from transactions.charts_svg import format_amount
 from transactions.models import Balance, IdempotencyKey, Operation, Transaction
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(LedgerModelAdmin):
     """Viewable with the view (or change) permission; never added, changed or deleted here."""
 
     list_per_page = 50
