@@ -7,12 +7,68 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from django.db import IntegrityError, models, transaction
-from django.db.models import QuerySet
+from django.db import IntegrityError, connection, models, transaction
+from django.db.models import F, QuerySet, Sum
 from django.utils import timezone
 from uuid6 import uuid7
 
+from ledgerproject.amounts import MAX_DIGITS
 from ledgerproject.api.errors import ApiError
+
+
+class AmountField(models.Field):
+    """An integer of up to ``amounts.MAX_DIGITS`` digits, read and written as a Python ``int``.
+
+    PostgreSQL stores ``numeric(38, 0)``; SQLite, whose integers stop at 64 bits, stores the
+    canonical decimal text (no leading zeros, ``-`` for negatives), under which the sign checks
+    of the CHECK constraints (``>= 0``, ``> 0``) still compare correctly. Sums of these columns
+    go through ``exact_sum``, never SQLite's arithmetic."""
+
+    description = "An integer of up to 38 digits"
+
+    def db_type(self, connection: Any) -> str:
+        return f"numeric({MAX_DIGITS}, 0)" if connection.vendor == "postgresql" else "text"
+
+    def get_prep_value(self, value: Any) -> Any:
+        value = super().get_prep_value(value)
+        return None if value is None else int(value)
+
+    def get_db_prep_value(self, value: Any, connection: Any, prepared: bool = False) -> Any:
+        if not prepared:
+            value = self.get_prep_value(value)
+        if value is None or connection.vendor == "postgresql":
+            return value
+        return str(value)
+
+    def from_db_value(self, value: Any, expression: Any, connection: Any) -> int | None:
+        return None if value is None else int(value)
+
+    def to_python(self, value: Any) -> int | None:
+        return None if value is None else int(value)
+
+    def formfield(self, **kwargs: Any) -> Any:
+        from django import forms
+
+        return super().formfield(**{"form_class": forms.IntegerField, **kwargs})
+
+
+def grouped_sums(
+    queryset: QuerySet[Any], keys: tuple[str, ...], fields: tuple[str, ...]
+) -> dict[tuple[Any, ...], int]:
+    """``{(key values): sum of the fields over the rows of that group}``, exactly.
+
+    PostgreSQL adds ``numeric`` values in the query; SQLite, whose arithmetic overflows past 64
+    bits (or turns to floating point), streams the rows and Python adds them. Linear either way."""
+    if connection.vendor == "postgresql":
+        total = Sum(sum((F(f) for f in fields[1:]), F(fields[0])), output_field=AmountField())
+        rows = queryset.values_list(*keys).annotate(total=total).order_by()
+        return {tuple(row[:-1]): int(row[-1] or 0) for row in rows}
+    totals: dict[tuple[Any, ...], int] = {}
+    width = len(keys)
+    for row in queryset.values_list(*keys, *fields).order_by().iterator(chunk_size=5000):
+        key = tuple(row[:width])
+        totals[key] = totals.get(key, 0) + sum(int(v or 0) for v in row[width:])
+    return totals
 
 
 def new_id() -> uuid.UUID:

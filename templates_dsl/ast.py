@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from ledgerproject import amounts
+
 
 class Span(NamedTuple):
     """A 1-based position in the template text; (0, 0) when the node was not parsed from text."""
@@ -14,7 +16,7 @@ class Span(NamedTuple):
 
 
 NO_SPAN = Span(0, 0)
-MAX_AMOUNT = 2**63 - 1
+MAX_AMOUNT = amounts.MAX_AMOUNT
 
 MetadataValue = str | int | bool
 

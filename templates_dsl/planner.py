@@ -10,7 +10,7 @@ from ledgerproject.api.errors import ApiError, ErrorCode
 from templates_dsl import ast, limits
 from templates_dsl.lexer import ALIAS_RE, VARIABLE_RE
 
-MAX_VARIABLE_AMOUNT = 10**18
+MAX_VARIABLE_AMOUNT = ast.MAX_AMOUNT
 
 Direction = Literal["DEBIT", "CREDIT"]
 

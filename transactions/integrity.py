@@ -7,15 +7,16 @@ queries per ledger whatever its size. A check returns the violations it found, a
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.db import connection, transaction
-from django.db.models import F, IntegerField, Q, Sum, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Q, QuerySet
 
+from ledgerproject.db import grouped_sums
 from organizations.models import Ledger
 from transactions.models import Balance, Operation, Transaction
+from transactions.money import combine_scales
 
 
 @dataclass
@@ -29,28 +30,18 @@ class LedgerReport:
         return not self.violations
 
 
-def _exact_sum(groups: Iterable[tuple[str, int, int]]) -> dict[str, tuple[int, int]]:
-    """(asset, scale, value) groups -> asset: (value at the largest scale, that scale)."""
-    parts: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    for asset, scale, value in groups:
-        parts[asset].append((int(value or 0), int(scale)))
-    out = {}
-    for asset, items in parts.items():
-        top = max(s for _, s in items)
-        out[asset] = (sum(v * 10 ** (top - s) for v, s in items), top)
-    return out
+def _balance_totals(queryset: QuerySet[Balance]) -> dict[str, tuple[int, int]]:
+    """Per asset: available + onHold of the balances, exactly, at the asset's largest scale."""
+    sums = grouped_sums(queryset, ("asset_code", "scale"), ("available", "on_hold"))
+    return combine_scales((asset, scale, total) for (asset, scale), total in sums.items())
 
 
 def check_sums_to_zero(ledger: Ledger) -> list[str]:
-    groups = (
-        Balance.objects.filter(ledger_id=ledger.pk)
-        .values_list("asset_code", "scale")
-        .annotate(total=Sum(F("available") + F("on_hold")))
-        .order_by()
-    )
     return [
         f"{asset}: balances sum to {value} (scale {scale}), not zero"
-        for asset, (value, scale) in _exact_sum(groups).items()
+        for asset, (value, scale) in _balance_totals(
+            Balance.objects.filter(ledger_id=ledger.pk)
+        ).items()
         if value != 0
     ]
 
@@ -107,38 +98,33 @@ def check_statements_replay(ledger: Ledger) -> list[str]:
     return problems
 
 
-def _sum(condition: Q) -> Coalesce:
-    return Coalesce(
-        Sum("operations__amount", filter=condition), Value(0), output_field=IntegerField()
+def _operation_sums(ledger: Ledger) -> dict[object, dict[str, int]]:
+    """Per transaction: its debits, credits, and what it held, settled and released."""
+    sums = grouped_sums(
+        Operation.objects.filter(ledger_id=ledger.pk),
+        ("transaction_id", "type", "effect"),
+        ("amount",),
     )
+    out: dict[object, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for (pk, kind, effect), total in sums.items():
+        parts = out[pk]
+        if kind == "DEBIT" and effect in ("POST", "SETTLE"):
+            parts["debits"] += total
+        if kind == "CREDIT" and effect == "POST":
+            parts["credits"] += total
+        parts[effect] += total
+    return out
 
 
 def check_transactions_balance(ledger: Ledger) -> list[str]:
     """Per transaction: what left sources equals what reached destinations, and the states
     agree with the operations (holds settled on commit, released on cancel)."""
-    debit = Q(operations__type="DEBIT", operations__effect__in=["POST", "SETTLE"])
-    credit = Q(operations__type="CREDIT", operations__effect="POST")
+    sums = _operation_sums(ledger)
     rows = (
-        Transaction.objects.filter(ledger_id=ledger.pk)
-        .annotate(
-            debits=_sum(debit),
-            credits=_sum(credit),
-            held=_sum(Q(operations__effect="HOLD")),
-            settled=_sum(Q(operations__effect="SETTLE")),
-            released=_sum(Q(operations__effect="RELEASE")),
-        )
-        .values_list(
-            "id",
-            "status",
-            "is_reversal",
-            "amount",
-            "debits",
-            "credits",
-            "held",
-            "settled",
-            "released",
-            "parent_id",
-        )
+        (pk, status, reversal, amount, *(sums[pk][n] for n in SUMMED), parent)
+        for pk, status, reversal, amount, parent in Transaction.objects.filter(
+            ledger_id=ledger.pk
+        ).values_list("id", "status", "is_reversal", "amount", "parent_id")
     )
     problems = []
     released_by_parent: dict[object, int] = {}
@@ -170,6 +156,8 @@ def check_reversals(ledger: Ledger) -> list[str]:
     )
     return [f"transaction {t.pk}: a reversal without a revertible parent" for t in bad]
 
+
+SUMMED = ("debits", "credits", "HOLD", "SETTLE", "RELEASE")
 
 CHECKS: list[tuple[str, Callable[[Ledger], list[str]]]] = [
     ("balances sum to zero per asset", check_sums_to_zero),

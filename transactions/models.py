@@ -7,7 +7,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
-from ledgerproject.db import TimestampedModel, new_id
+from ledgerproject.db import AmountField, TimestampedModel, new_id
 from organizations.models import Account, Ledger, Organization
 
 
@@ -22,8 +22,8 @@ class Balance(models.Model):
     account = models.OneToOneField(Account, on_delete=models.PROTECT, related_name="balance")
     asset_code = models.CharField(max_length=100)
     is_external = models.BooleanField(default=False)
-    available = models.BigIntegerField(default=0)
-    on_hold = models.BigIntegerField(default=0)
+    available = AmountField(default=0)
+    on_hold = AmountField(default=0)
     scale = models.PositiveSmallIntegerField(default=0)
     version = models.BigIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
@@ -69,7 +69,7 @@ class Transaction(TimestampedModel):
     type = models.CharField(max_length=100)
     description = models.TextField(null=True, blank=True)
     status = models.CharField(max_length=20, default=CREATED)
-    amount = models.BigIntegerField()
+    amount = AmountField()
     scale = models.PositiveSmallIntegerField()
     asset_code = models.CharField(max_length=100)
     chart_of_accounts_group_name = models.CharField(max_length=256, blank=True, default="")
@@ -128,13 +128,13 @@ class Operation(TimestampedModel):
     asset_code = models.CharField(max_length=100)
     chart_of_accounts = models.CharField(max_length=256, blank=True, default="")
     description = models.TextField(blank=True, default="")
-    amount = models.BigIntegerField()
+    amount = AmountField()
     scale = models.PositiveSmallIntegerField()
-    balance_available = models.BigIntegerField()
-    balance_on_hold = models.BigIntegerField()
+    balance_available = AmountField()
+    balance_on_hold = AmountField()
     balance_scale = models.PositiveSmallIntegerField()
-    balance_available_after = models.BigIntegerField()
-    balance_on_hold_after = models.BigIntegerField()
+    balance_available_after = AmountField()
+    balance_on_hold_after = AmountField()
     balance_scale_after = models.PositiveSmallIntegerField()
     balance_version = models.BigIntegerField()
     metadata = models.JSONField(default=dict, blank=True)

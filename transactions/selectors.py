@@ -6,12 +6,14 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from django.db.models import Count, F, Prefetch, QuerySet, Sum
+from django.db.models import Count, Prefetch, QuerySet
 
 from ledgerproject.api.errors import ApiError, ErrorCode
 from ledgerproject.api.fields import parse_timestamp
+from ledgerproject.db import grouped_sums
 from organizations.models import Account, Ledger
 from transactions.models import Balance, Operation, Transaction
+from transactions.money import combine_scales, rescale
 
 CHART_TYPES = ("totalTransactions", "transactionsByStatus", "totalAmountByAsset")
 CHART_ALIASES = {"totalAmountByInstrument": "totalAmountByAsset"}
@@ -100,26 +102,15 @@ def chart_compute(
 
 
 def _amount_by_asset(ledger: Ledger, limit: int) -> list[dict[str, Any]]:
-    """Sum available + onHold per asset over active non-external accounts. Rows are grouped by
-    (asset, scale) in the database; the few groups are then combined exactly at the largest
-    scale of each asset."""
-    groups = (
-        Balance.objects.filter(
-            ledger_id=ledger.pk, is_external=False, account__deleted_at__isnull=True
-        )
-        .values("asset_code", "scale")
-        .annotate(total=Sum(F("available") + F("on_hold")))
-        .order_by()
+    """available + onHold per asset over active non-external accounts, exact at each asset's
+    largest balance scale; largest first."""
+    active = Balance.objects.filter(
+        ledger_id=ledger.pk, is_external=False, account__deleted_at__isnull=True
     )
-    by_asset: dict[str, list[tuple[int, int]]] = {}
-    for group in groups:
-        by_asset.setdefault(group["asset_code"], []).append(
-            (int(group["total"] or 0), group["scale"])
-        )
-    items = []
-    for code, parts in by_asset.items():
-        scale = max(s for _, s in parts)
-        total = sum(value * 10 ** (scale - s) for value, s in parts)
-        items.append({"metric": code, "count": total, "scale": scale})
-    items.sort(key=lambda item: (-item["count"] * 10 ** (18 - item["scale"]), item["metric"]))
+    sums = grouped_sums(active, ("asset_code", "scale"), ("available", "on_hold"))
+    totals = combine_scales((code, scale, total) for (code, scale), total in sums.items())
+    items = [
+        {"metric": code, "count": total, "scale": scale} for code, (total, scale) in totals.items()
+    ]
+    items.sort(key=lambda item: (-rescale(item["count"], item["scale"], 18), item["metric"]))
     return items[:limit]

@@ -19,6 +19,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from instruments.models import Instrument
+from ledgerproject.amounts import in_range
 from ledgerproject.api.errors import ApiError, ErrorCode
 from organizations.locking import lock_ledger_active
 from organizations.models import Account, Ledger
@@ -28,8 +29,8 @@ from templates_dsl.models import TransactionTemplate
 from templates_dsl.planner import PostingPlan, plan_posting
 from transactions.locking import lock_balances, lock_transaction, try_lock_key
 from transactions.models import Balance, IdempotencyKey, Operation, Transaction
+from transactions.money import rescale
 
-MAX_BALANCE = 2**63 - 1
 BLOCKED_STATUSES = frozenset({"BLOCKED", "002", "INACTIVE"})
 DEBIT, CREDIT = Operation.DEBIT, Operation.CREDIT
 
@@ -107,12 +108,8 @@ class PreparedPosting:
 # Exact balance arithmetic
 
 
-def _rescale(value: int, from_scale: int, to_scale: int) -> int:
-    return value * 10 ** (to_scale - from_scale)
-
-
 def _check_range(value: int, alias: str) -> int:
-    if abs(value) > MAX_BALANCE:
+    if not in_range(value):
         raise ApiError(
             ErrorCode.ACTION_NOT_PERMITTED,
             f"The balance of {alias} would exceed the largest amount the ledger can hold.",
@@ -139,9 +136,9 @@ class BalanceBook:
         direction = direction or leg.direction
         before = (balance.available, balance.on_hold, balance.scale)
         scale = max(balance.scale, tx.scale)
-        available = _rescale(balance.available, balance.scale, scale)
-        on_hold = _rescale(balance.on_hold, balance.scale, scale)
-        amount = _rescale(leg.amount, tx.scale, scale)
+        available = rescale(balance.available, balance.scale, scale)
+        on_hold = rescale(balance.on_hold, balance.scale, scale)
+        amount = rescale(leg.amount, tx.scale, scale)
         if effect == Operation.POST:
             available += -amount if direction == DEBIT else amount
         elif effect == Operation.HOLD:
@@ -271,7 +268,7 @@ INSERT INTO transactions_transaction (id, created_at, updated_at, organization_i
   chart_of_accounts_group_name, source, destination, metadata, legs)
 SELECT * FROM unnest(%s::uuid[], %s::timestamptz[], %s::timestamptz[], %s::uuid[], %s::uuid[],
   %s::uuid[], %s::boolean[], %s::uuid[], %s::varchar[], %s::text[], %s::varchar[],
-  %s::bigint[], %s::smallint[], %s::varchar[], %s::varchar[], %s::jsonb[], %s::jsonb[],
+  %s::numeric[], %s::smallint[], %s::varchar[], %s::varchar[], %s::jsonb[], %s::jsonb[],
   %s::jsonb[], %s::jsonb[])
 WHERE (SELECT ok FROM instrument)
 ), new_operations AS (
@@ -282,15 +279,15 @@ INSERT INTO transactions_operation (id, created_at, updated_at, organization_id,
   balance_version, metadata)
 SELECT * FROM unnest(%s::uuid[], %s::timestamptz[], %s::timestamptz[], %s::uuid[], %s::uuid[],
   %s::uuid[], %s::uuid[], %s::varchar[], %s::uuid[], %s::varchar[], %s::varchar[],
-  %s::varchar[], %s::varchar[], %s::text[], %s::bigint[], %s::smallint[], %s::bigint[],
-  %s::bigint[], %s::smallint[], %s::bigint[], %s::bigint[], %s::smallint[], %s::bigint[],
+  %s::varchar[], %s::varchar[], %s::text[], %s::numeric[], %s::smallint[], %s::numeric[],
+  %s::numeric[], %s::smallint[], %s::numeric[], %s::numeric[], %s::smallint[], %s::bigint[],
   %s::jsonb[])
 WHERE (SELECT ok FROM instrument)
 )
 UPDATE transactions_balance AS b
 SET available = v.available, on_hold = v.on_hold, scale = v.scale, version = v.version,
     updated_at = v.updated_at
-FROM unnest(%s::uuid[], %s::bigint[], %s::bigint[], %s::smallint[], %s::bigint[],
+FROM unnest(%s::uuid[], %s::numeric[], %s::numeric[], %s::smallint[], %s::bigint[],
             %s::timestamptz[]) AS v(id, available, on_hold, scale, version, updated_at)
 WHERE b.id = v.id AND (SELECT ok FROM instrument)
 """
