@@ -14,6 +14,7 @@ from rest_framework.response import Response
 
 from ledgerproject.api.errors import ApiError, ErrorCode
 from ledgerproject.api.fields import TimestampField
+from ledgerproject.api.pagination import KeysetPage
 from ledgerproject.api.schema import COMMON_ERRORS, error_responses
 from ledgerproject.api.views import ScopedAPIView
 from templates_dsl import limits, selectors, services
@@ -74,10 +75,13 @@ class TemplateCollection(TemplateView):
         },
     )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Any:
-        templates = list(selectors.templates_active(self.ledger).order_by("created_at", "id"))
+        """Keyset-paged like every list (``limit``, ``cursor``, ``Link``), in either form."""
+        page = KeysetPage(request)
+        templates = page.slice(selectors.templates_active(self.ledger))
         if "application/json" in request.headers.get("Accept", ""):
-            return Response(TemplateOut(templates, many=True).data)
-        return text_response("(" + ", ".join(t.text for t in templates) + ")")
+            return page.response(TemplateOut(templates, many=True).data)
+        response = text_response("(" + ", ".join(t.text for t in templates) + ")")
+        return page.with_link(response)
 
     @extend_schema(
         operation_id="transaction_templates_create",

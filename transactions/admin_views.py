@@ -27,7 +27,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from ledgerproject.api.errors import ApiError
-from ledgerproject.api.fields import validate_metadata
+from ledgerproject.metadata import validate_metadata
 from organizations.admin import admin_url
 from organizations.models import Account, Ledger
 from templates_dsl import ast

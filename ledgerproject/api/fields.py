@@ -12,10 +12,9 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ledgerproject.api.errors import ApiError, ErrorCode
+from ledgerproject.metadata import validate_metadata
 
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S%z"
-METADATA_KEY_MAX = 100
-METADATA_VALUE_MAX = 2000
 STATUS_DEFAULT = {"status_code": "ACTIVE", "status_description": None}
 
 
@@ -118,39 +117,6 @@ class StatusField(serializers.Field):
         if description is not None and (not isinstance(description, str) or len(description) > 256):
             raise serializers.ValidationError("status.description must be a string or null.")
         return {"status_code": code, "status_description": description}
-
-
-def validate_metadata(value: Any, *, field: str = "metadata") -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise ApiError(
-            ErrorCode.BAD_REQUEST, f"'{field}' must be an object.", fields={field: "not an object"}
-        )
-    for key, item in value.items():
-        if len(key) > METADATA_KEY_MAX:
-            raise ApiError(
-                ErrorCode.METADATA_KEY_LENGTH,
-                f"Metadata key '{key[:20]}...' exceeds {METADATA_KEY_MAX} characters.",
-                fields={f"{field}.{key[:20]}": "key too long"},
-            )
-        if isinstance(item, (dict, list)):
-            raise ApiError(
-                ErrorCode.INVALID_METADATA_NESTING,
-                f"Metadata value of '{key}' must be a string, number or boolean, not nested.",
-                fields={f"{field}.{key}": "nested value"},
-            )
-        if item is None or not isinstance(item, (str, int, float, bool)):
-            raise ApiError(
-                ErrorCode.BAD_REQUEST,
-                f"Metadata value of '{key}' must be a string, number or boolean.",
-                fields={f"{field}.{key}": "invalid value"},
-            )
-        if isinstance(item, str) and len(item) > METADATA_VALUE_MAX:
-            raise ApiError(
-                ErrorCode.METADATA_VALUE_LENGTH,
-                f"Metadata value of '{key}' exceeds {METADATA_VALUE_MAX} characters.",
-                fields={f"{field}.{key}": "value too long"},
-            )
-    return value
 
 
 @extend_schema_field(

@@ -76,6 +76,15 @@ def apply_common_filters(queryset: QuerySet[Any], request: Request) -> QuerySet[
         as_text = Cast(KeyTextTransform(key, "metadata"), output_field=TextField())
         queryset = queryset.alias(**{alias: as_text}).filter(**{alias: value})
     deleted = _bool_param(request, "deleted")
+    if deleted is not None and not any(
+        f.name == "deleted_at" for f in queryset.model._meta.concrete_fields
+    ):
+        raise ApiError(
+            ErrorCode.INVALID_QUERY_PARAMETER,
+            f"deleted does not apply here: {queryset.model._meta.verbose_name_plural} are never "
+            "deleted.",
+            fields={"deleted": "not a filter of this list"},
+        )
     if deleted is False:
         queryset = queryset.filter(deleted_at__isnull=True)
     elif deleted is True:

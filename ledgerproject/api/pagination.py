@@ -20,6 +20,21 @@ from ledgerproject.api.fields import digits_to_int
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
+PAGE_MAX_BYTES = 4 * 1024 * 1024
+"""A page stops before its items would pass this estimate of rendered JSON (always at least
+one item); its ``Link`` then continues after the last item shown, so nothing is skipped."""
+
+_BULKY_FIELDS = ("metadata", "address", "legs", "text")
+
+
+def approx_size(row: Any) -> int:
+    """A cheap estimate of a row's rendered size: a fixed part plus its free-form fields."""
+    size = 512
+    for name in _BULKY_FIELDS:
+        value = getattr(row, name, None)
+        if value:
+            size += len(value) if isinstance(value, str) else len(str(value))
+    return size
 
 
 def _bad(param: str, message: str) -> ApiError:
@@ -32,16 +47,24 @@ def encode_cursor(first: Any, pk: uuid.UUID) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str) -> tuple[Any, uuid.UUID]:
+def decode_cursor(cursor: str, *, timestamped: bool = True) -> tuple[Any, uuid.UUID]:
+    """The cursor's (first key, id). ``timestamped``: the first key is a time (``created_at``),
+    else an integer (a statement's ``balance_version``); a cursor of the other kind, tampered
+    with or out of range, is 400 0082."""
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         first, pk = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        if isinstance(first, str):
+        if timestamped:
+            if not isinstance(first, str):
+                raise ValueError(first)
             first = dt.datetime.fromisoformat(first)
-        elif not isinstance(first, int) or isinstance(first, bool):
+            if first.tzinfo is None:
+                raise ValueError(first)
+            first.astimezone(dt.UTC)
+        elif not isinstance(first, int) or isinstance(first, bool) or abs(first) >= 2**63:
             raise ValueError(first)
-        return first, uuid.UUID(pk)
-    except (ValueError, TypeError, json.JSONDecodeError, binascii.Error):
+        return first, uuid.UUID(str(pk))
+    except (ValueError, TypeError, OverflowError, json.JSONDecodeError, binascii.Error):
         raise _bad("cursor", "The cursor is not valid.") from None
 
 
@@ -69,7 +92,7 @@ class KeysetPage:
             raise _bad("sort_order", "sort_order must be asc or desc.")
         self.descending = order == "desc"
         cursor = params.get("cursor")
-        self.cursor = decode_cursor(cursor) if cursor else None
+        self.cursor = decode_cursor(cursor, timestamped=keys[0] == "created_at") if cursor else None
         self.next_cursor: str | None = None
 
     def slice(self, queryset: QuerySet[Any]) -> list[Any]:
@@ -85,15 +108,24 @@ class KeysetPage:
             queryset = queryset.filter(after)
         ordering = [f"-{k}" for k in self.keys] if self.descending else list(self.keys)
         rows: list[Model] = list(queryset.order_by(*ordering)[: self.limit + 1])
-        if len(rows) > self.limit:
-            rows = rows[: self.limit]
+        kept, budget = 0, PAGE_MAX_BYTES
+        for kept, row in enumerate(rows[: self.limit], start=1):
+            budget -= approx_size(row)
+            if budget < 0 and kept > 1:
+                kept -= 1
+                break
+        if kept < len(rows):
+            rows = rows[:kept]
             last = rows[-1]
             self.next_cursor = encode_cursor(getattr(last, first), last.pk)
         return rows
 
     def response(self, data: Any) -> Response:
-        headers = {}
+        return self.with_link(Response(data))
+
+    def with_link(self, response: Any) -> Any:
+        """Add the ``Link: <...>; rel="next"`` header when more items exist."""
         if self.next_cursor:
             url = replace_query_param(self.request.build_absolute_uri(), "cursor", self.next_cursor)
-            headers["Link"] = f'<{url}>; rel="next"'
-        return Response(data, headers=headers)
+            response["Link"] = f'<{url}>; rel="next"'
+        return response

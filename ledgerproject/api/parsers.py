@@ -1,8 +1,8 @@
 """The JSON parser of the API: DRF's, refusing what the database cannot hold and what Python
 cannot parse, as 400 ``0047`` instead of a crash.
 
-- NUL characters (``\\u0000``), in keys or strings at any depth: PostgreSQL stores them in
-  neither ``text`` nor ``jsonb``, and no field of the API needs one.
+- What no column can store, in keys or strings at any depth (``ledgerproject.metadata.
+  unstorable``): NUL characters, lone surrogates, infinite numbers.
 - Nesting deep enough to exhaust Python's recursion (``[[[[...]]]]``): ``json`` raises
   ``RecursionError``, which DRF does not turn into a parse error.
 """
@@ -14,20 +14,7 @@ from typing import Any
 from rest_framework import parsers
 from rest_framework.exceptions import ParseError
 
-
-def holds_nul(data: Any) -> bool:
-    stack = [data]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            if "\x00" in item:
-                return True
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
+from ledgerproject.metadata import unstorable
 
 
 class JSONParser(parsers.JSONParser):
@@ -36,6 +23,7 @@ class JSONParser(parsers.JSONParser):
             data = super().parse(stream, media_type, parser_context)
         except RecursionError:
             raise ParseError("JSON parse error - the body is nested too deeply.") from None
-        if holds_nul(data):
-            raise ParseError("JSON parse error - NUL characters (\\u0000) are not allowed.")
+        problem = unstorable(data)
+        if problem is not None:
+            raise ParseError(f"JSON parse error - {problem}.")
         return data

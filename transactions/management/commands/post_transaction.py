@@ -12,8 +12,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rest_framework.renderers import JSONRenderer
 
 from ledgerproject.api.errors import ApiError, ErrorCode
-from ledgerproject.api.fields import digits_to_int, validate_metadata
+from ledgerproject.api.fields import digits_to_int
 from ledgerproject.cli import add_ledger_arguments, api_error, ledger_from_options
+from ledgerproject.metadata import validate_metadata
 from transactions import services
 from transactions.views import DEFAULT_KEY_TTL, render_transaction
 
