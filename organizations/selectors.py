@@ -55,14 +55,10 @@ def ledger_get(organization: Organization, ledger_id: Any) -> Ledger:
     return ledger
 
 
-_LEDGER_COLUMNS = [f.column for f in Ledger._meta.concrete_fields]
-_ORGANIZATION_COLUMNS = [f.column for f in Organization._meta.concrete_fields]
 LEDGER_WITH_ORGANIZATION_SQL = (
-    "SELECT "
-    + ", ".join([f"l.{c}" for c in _LEDGER_COLUMNS] + [f"o.{c}" for c in _ORGANIZATION_COLUMNS])
-    + " FROM organizations_ledger l JOIN organizations_organization o ON o.id = l.organization_id"
-    " WHERE l.id = %s AND l.organization_id = %s"
-    " AND (%s OR o.path LIKE ANY(%s::text[]))"
+    "SELECT l.*, o.path AS organization_path FROM organizations_ledger l "
+    "JOIN organizations_organization o ON o.id = l.organization_id "
+    "WHERE l.id = %s AND l.organization_id = %s AND (%s OR o.path LIKE ANY(%s::text[]))"
 )
 
 
@@ -70,7 +66,8 @@ def _ledger_with_organization(
     principal: Any, org_pk: uuid.UUID, ledger_pk: uuid.UUID
 ) -> Ledger | None:
     """The ledger and its organization in one statement, the token's reach applied in it.
-    (On PostgreSQL a literal statement, cheaper than compiling the ORM's join.)"""
+    On PostgreSQL a literal statement (cheaper than compiling the ORM's join) that carries the
+    organization's id and path; its other fields load if something asks for them."""
     if connection.vendor != "postgresql":
         return (
             Ledger.objects.select_related("organization")
@@ -78,19 +75,12 @@ def _ledger_with_organization(
             .first()
         )
     patterns = [f"{path}%" for path in principal.organization_paths]
-    with connection.cursor() as cursor:
-        cursor.execute(
-            LEDGER_WITH_ORGANIZATION_SQL, [ledger_pk, org_pk, not principal.is_limited, patterns]
+    params = [ledger_pk, org_pk, not principal.is_limited, patterns]
+    ledger = next(iter(Ledger.objects.raw(LEDGER_WITH_ORGANIZATION_SQL, params)), None)
+    if ledger is not None:
+        ledger.organization = Organization.from_db(
+            connection.alias, ["id", "path"], [ledger.organization_id, ledger.organization_path]
         )
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    width = len(_LEDGER_COLUMNS)
-    db = connection.alias
-    fields = [f.attname for f in Ledger._meta.concrete_fields]
-    ledger = Ledger.from_db(db, fields, list(row[:width]))
-    org_fields = [f.attname for f in Organization._meta.concrete_fields]
-    ledger.organization = Organization.from_db(db, org_fields, list(row[width:]))
     return ledger
 
 

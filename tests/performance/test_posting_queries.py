@@ -1,6 +1,7 @@
 """The number of queries of one posting through the API, so that it cannot creep up.
 
-Per posting on PostgreSQL: the token (1), the ledger and its organization (2), the template
+Per posting on PostgreSQL: the token (1), the ledger with its organization's path, the token's
+reach applied in the same statement (1), the template
 (1), the accounts (1); then, inside the transaction, the balances locked (1), and one
 statement that checks the instrument and writes the transaction, its operations and the new
 balances (1). Inside a test the durable atomic block is a savepoint (2 statements); in
@@ -14,7 +15,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-PER_POSTING = {"postgresql": 9, "sqlite": 12}
+PER_POSTING = {"postgresql": 8, "sqlite": 12}
 PAYMENT = {
     "transactionTypeCode": "PAYMENT_WITH_FEE",
     "variables": {"amount": 10, "fee": 0, "source": "@alice", "destination": "@bob"},

@@ -2,7 +2,8 @@
 
 A hypothesis state machine opens accounts (two assets), saves templates of random shapes (one or
 two sources, zero to two destinations, a remaining destination or none, literal fees, pending or
-not, scales 0 to 4), posts from them with consistent and inconsistent variables, holds, commits,
+not, scales 0 to 4 and 18), posts from them with consistent and inconsistent variables (some past
+64 bits, some past the 38 digits a balance holds), holds, commits,
 reverts, cancels, blocks accounts and retries with idempotency keys. A plain in-memory model
 (exact fractions, no Django) predicts each answer: the status, the refusal code, the transaction
 states and every balance. After every step the ledger is compared with the model and
@@ -32,6 +33,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from ledgerproject.amounts import in_range
 from organizations.models import Ledger
 from tests.conftest import Api, make_token
 from tests.reliability.conftest import scaled
@@ -182,6 +184,9 @@ class Model:
             if available < 0 and not self.accounts[alias].external:
                 raise Refused("0018")
             assert on_hold >= 0
+            digits = 10 ** max(self.accounts[alias].scale, scale)
+            if not all(in_range(int(v * digits)) for v in (available, on_hold)):
+                raise Refused("0008")  # past 38 digits at the balance's scale
             after[alias] = (available, on_hold)
         for alias, _, _ in steps:
             account = self.accounts[alias]
@@ -190,7 +195,7 @@ class Model:
 
 
 SHAPE = {
-    "scale": st.sampled_from([0, 2, 4]),
+    "scale": st.sampled_from([0, 2, 4, 18]),  # 18: the tiny postings that grow a scale
     "sources": st.integers(1, 2),
     "tos": st.lists(st.sampled_from([0, 0, 1, 25]), max_size=2).map(tuple),
     "remaining": st.sampled_from([None, "$r", "$r", "@sink"]),
@@ -299,7 +304,8 @@ class PostingMachine(RuleBasedStateMachine):
             self.open_account(alias, data.draw(st.sampled_from(["BRL", "BRL", "USD"])))
         elif action == "fund":
             alias = data.draw(st.sampled_from(sorted(self.model.accounts)))
-            self.fund(alias, data.draw(st.integers(1, 50_000)))
+            huge = st.sampled_from([10**30, 10**36])  # past 64 bits; 10**36 overflows at 18
+            self.fund(alias, data.draw(st.integers(1, 50_000) | huge))
         else:
             alias = data.draw(st.sampled_from(ALIASES))
             self.change_flags(alias, data.draw(st.sampled_from(FLAG_CHANGES)))
@@ -352,7 +358,8 @@ class PostingMachine(RuleBasedStateMachine):
                 choices = [a for a in usual if a not in sources] or usual
             variables[name] = data.draw(st.sampled_from(choices), label=name)
         if consistent:
-            total = data.draw(st.integers(1, 2_000), label="total")
+            huge = st.sampled_from([10**20, 10**35])
+            total = data.draw(st.integers(1, 2_000) | huge, label="total")
             split = data.draw(st.integers(0, total), label="split") if shape.sources == 2 else 0
             variables.update({"total": total, "a0": total - split})
             if shape.sources == 2:

@@ -1,12 +1,16 @@
 """Concurrency stress on PostgreSQL: 32 threads, each with its own connection, for a bounded
 time (``LEDGER_STRESS=1``: a minute), posting at random through the HTTP API: payments out of a
 hot account, payments between accounts that may run short, holds, commits, reverts and cancels
-racing on the same transactions, and requests sharing idempotency keys.
+racing on the same transactions, requests sharing idempotency keys, and the attacks an outside
+review found: postings of one unit at scale 18 (which used to cap an account), dry runs of the
+widest template the limits allow naming thousands of unknown variables (which used to burn
+seconds of CPU), and crossing moves of organizations (which used to make cycles).
 
-Afterwards: ``check_ledger`` passes; every answer was one the contract allows (never a 5xx);
-every transaction in the ledger was acknowledged to someone, every acknowledged one is there
-exactly once, one per idempotency key; and the operations in the ledger are exactly the ones
-the acknowledged answers showed, so a refused request left nothing behind.
+Afterwards: ``check_ledger`` passes (the organization tree included); every answer was one the
+contract allows (never a 5xx); every transaction in the ledger was acknowledged to someone,
+every acknowledged one is there exactly once, one per idempotency key; and the operations in
+the ledger are exactly the ones the acknowledged answers showed, so a refused request left
+nothing behind.
 """
 
 from __future__ import annotations
@@ -22,8 +26,11 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
+from organizations.integrity import tree_problems
+from templates_dsl import limits
 from tests.conftest import Api
 from tests.reliability.conftest import run_threads, scaled, scaled_seconds
+from tests.templates_dsl.test_limits import wide_template
 from transactions.models import IdempotencyKey, Operation, Transaction
 
 pytestmark = [
@@ -47,7 +54,16 @@ ALLOWED: dict[str, dict[int, set[str] | None]] = {
     "commit": {200: None, 422: {"0099"}},
     "cancel": {201: None, 422: {"0099", "0087"}},
     "revert": {201: None, 422: {"0018", "0087", "0088", "0099"}},
+    "tiny": {201: None},
+    "wide": {400: {"0047"}},
+    "move": {200: None, 422: {"0008"}},
 }
+NOT_POSTINGS = {"wide", "move"}
+KINDS = ["pay", "pay", "pay", "hold", "keyed", "commit", "cancel", "revert", "revert"]
+KINDS += ["tiny", "wide", "move"]
+TINY = """(transaction-template v1 (chart-of-accounts-group-name G) (code TINY)
+  (send BRL $amount|18 (source (from @external/BRL :amount BRL $amount|18)))
+  (distribute (to $account :amount BRL $amount|18)))"""
 
 
 class Shared:
@@ -88,6 +104,18 @@ def test_32_threads_of_random_postings_leave_a_consistent_ledger(book):
     book.fund("@alice", 10**9)
     for alias in OTHERS:
         book.fund(alias, 5_000)
+    book.post_template(TINY)
+    book.post_template(wide_template(limits.MAX_VARIABLES - limits.MAX_LEGS + 1, limits.MAX_LEGS))
+    wide = {f"v{i}": 1 for i in range(limits.MAX_VARIABLES)}
+    wide.update({f"unknown{i}": 1 for i in range(20_000)})
+    root = book.api.post("/v1/organizations", {"legalName": "T", "legalDocument": "1"}).json()
+    movable = [
+        book.api.post(
+            "/v1/organizations",
+            {"legalName": f"X{i}", "legalDocument": "1", "parentOrganizationId": root["id"]},
+        ).json()["id"]
+        for i in range(4)
+    ]
     shared, keyed = Shared(), _keyed_bodies(random.Random(0))
     before = {str(pk) for pk in Transaction.objects.values_list("id", flat=True)}
     before_operations = {str(pk) for pk in Operation.objects.values_list("id", flat=True)}
@@ -98,9 +126,7 @@ def test_32_threads_of_random_postings_leave_a_consistent_ledger(book):
         api, rng, log = Api(book.api.token), random.Random(index), []
         barrier.wait()
         while time.monotonic() < deadline:
-            kind = rng.choice(
-                ["pay", "pay", "pay", "hold", "keyed", "commit", "cancel", "revert", "revert"]
-            )
+            kind = rng.choice(KINDS)
             key = None
             if kind == "pay":
                 source = "@alice" if rng.random() < 0.5 else rng.choice(OTHERS)
@@ -118,6 +144,18 @@ def test_32_threads_of_random_postings_leave_a_consistent_ledger(book):
                 destination = rng.choice([o for o in OTHERS if o != source])
                 body = _payment(source, destination, rng.randint(1, 2_000), 1, "PAYMENT_HELD")
                 response = api.post(f"{url}/transactions", body)
+            elif kind == "tiny":
+                body = {
+                    "transactionTypeCode": "TINY",
+                    "variables": {"amount": 1, "account": rng.choice(OTHERS)},
+                }
+                response = api.post(f"{url}/transactions", body)
+            elif kind == "wide":
+                body = {"transactionTypeCode": "WIDE", "variables": wide}
+                response = api.post(f"{url}/transactions?dryRun=true", body)
+            elif kind == "move":
+                child, parent = rng.sample(movable, 2)
+                response = api.patch(f"/v1/organizations/{child}", {"parentOrganizationId": parent})
             elif kind == "keyed":
                 key, body = rng.choice(keyed)
                 response = api.post(f"{url}/transactions", body, HTTP_IDEMPOTENCY_KEY=key)
@@ -150,6 +188,8 @@ def test_32_threads_of_random_postings_leave_a_consistent_ledger(book):
             figures[f"{kind} {status} {answer['code']}"] += 1
             continue
         figures[f"{kind} {status}{' replayed' if replayed else ''}"] += 1
+        if kind in NOT_POSTINGS:
+            continue
         shown_operations.update(op["id"] for op in answer["operations"])
         if key is not None:
             by_key.setdefault(key, set()).add(answer["id"])
@@ -169,3 +209,5 @@ def test_32_threads_of_random_postings_leave_a_consistent_ledger(book):
     print(f"stress: {THREADS} threads, {requests} requests,", dict(sorted(figures.items())))
     assert figures["pay 201"] > THREADS and figures["hold 201"] and figures["commit 200"]
     assert figures["keyed 201 replayed"] and figures["revert 201"]
+    assert figures["tiny 201"] and figures["wide 400 0047"] and figures["move 200"]
+    assert tree_problems() == []
