@@ -26,7 +26,7 @@ SCALE = 2
 LOCK = """
 SELECT b.id, b.account_id, b.organization_id, a.alias, a.portfolio_id,
        b.available, b.on_hold, b.scale, b.version, b.is_external
-FROM transactions_balance b JOIN organizations_account a ON a.id = b.account_id
+FROM organizations_balance b JOIN organizations_account a ON a.id = b.account_id
 WHERE a.ledger_id = %s AND a.alias IN (%s, %s) AND a.deleted_at IS NULL
 ORDER BY b.id FOR UPDATE OF b
 """
@@ -53,7 +53,7 @@ VALUES {OPERATION_ROW}, {OPERATION_ROW}
 """
 
 UPDATE_BALANCE = """
-UPDATE transactions_balance
+UPDATE organizations_balance
 SET available = %s, on_hold = %s, scale = %s, version = %s, updated_at = %s WHERE id = %s
 """
 

@@ -22,11 +22,11 @@ STEPS = [
     FROM generate_series(1, %(accounts)s) n
     JOIN organizations_account a
       ON a.ledger_id = %(ledger)s AND a.alias = '@b' || n AND a.deleted_at IS NULL
-    JOIN transactions_balance b ON b.account_id = a.id
+    JOIN organizations_balance b ON b.account_id = a.id
     """,
     """
     SELECT count(*) FROM (
-      SELECT id FROM transactions_balance
+      SELECT id FROM organizations_balance
       WHERE id IN (SELECT balance_id FROM bench_account) ORDER BY id FOR UPDATE
     ) locked
     """,
@@ -95,7 +95,7 @@ STEPS = [
     FROM bench_leg ORDER BY i, leg
     """,
     """
-    UPDATE transactions_balance b
+    UPDATE organizations_balance b
     SET available = acc.available + t.moved, version = acc.version + t.legs,
         updated_at = clock_timestamp()
     FROM (SELECT n, sum(delta) AS moved, count(*) AS legs FROM bench_leg GROUP BY n) t
@@ -114,7 +114,7 @@ def bulk_load(*, ledger_id: str, template_id: str, accounts: int, transactions: 
         "transactions": transactions,
     }
     with transaction.atomic(durable=True), connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM transactions_balance b JOIN organizations_account a "
+        cursor.execute("SELECT count(*) FROM organizations_balance b JOIN organizations_account a "
                        "ON a.id = b.account_id WHERE a.ledger_id = %s AND b.scale <> 2 "
                        "AND a.alias LIKE '@b%%'", [ledger_id])  # fmt: skip
         if cursor.fetchone()[0]:
@@ -124,6 +124,10 @@ def bulk_load(*, ledger_id: str, template_id: str, accounts: int, transactions: 
     # Settle before measuring: statistics for the planner, the visibility map set (so that
     # autovacuum does not wake up mid-scenario) and the loaded pages flushed by a checkpoint.
     with connection.cursor() as cursor:
-        for table in ("transactions_transaction", "transactions_operation", "transactions_balance"):
+        for table in (
+            "transactions_transaction",
+            "transactions_operation",
+            "organizations_balance",
+        ):
             cursor.execute(f"VACUUM (ANALYZE) {table}")
         cursor.execute("CHECKPOINT")

@@ -9,7 +9,7 @@ BEGIN;
 WITH locked AS (
   SELECT b.id, b.account_id, b.organization_id, a.alias, b.available, b.on_hold, b.scale,
          b.version
-  FROM transactions_balance b JOIN organizations_account a ON a.id = b.account_id
+  FROM organizations_balance b JOIN organizations_account a ON a.id = b.account_id
   WHERE a.ledger_id = ':ledger' AND a.alias IN ('@b' || :a, '@b' || :b) AND a.deleted_at IS NULL
   ORDER BY b.id FOR UPDATE OF b
 )
@@ -44,8 +44,8 @@ VALUES
   (gen_random_uuid(), now(), now(), ':org', ':ledger', ':tx', ':d_account', '@b' || :b, NULL,
    'CREDIT', 'POST', 'BRL', '', '', :amount, 2, :d_available, :d_on_hold, 2,
    :d_available + :amount, :d_on_hold, 2, :d_version + 1, '{}');
-UPDATE transactions_balance SET available = available - :amount, version = version + 1,
+UPDATE organizations_balance SET available = available - :amount, version = version + 1,
   updated_at = now() WHERE id = ':s_id';
-UPDATE transactions_balance SET available = available + :amount, version = version + 1,
+UPDATE organizations_balance SET available = available + :amount, version = version + 1,
   updated_at = now() WHERE id = ':d_id';
 COMMIT;

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from instruments.services import instrument_create
 from organizations.services import account_create, ledger_create, organization_create, token_create
 from templates_dsl.services import template_create
-from transactions.services import transaction_post
+from transactions import engine
 
 FUNDING = 10**12  # minor units per account: enough that no scenario ever runs out
 
@@ -51,10 +51,11 @@ def seed_ledger(*, accounts: int) -> BenchLedger:
     aliases = [f"@b{n}" for n in range(1, accounts + 1)] + ["@hot"]
     for alias in aliases:
         account_create(ledger=ledger, asset_code="BRL", alias=alias)
-        transaction_post(
-            ledger=ledger,
-            template_code="FUND",
-            variables={"amount": FUNDING, "account": alias},
+        engine.post(
+            ledger,
+            engine.PostingRequest(
+                template_code="FUND", variables={"amount": FUNDING, "account": alias}
+            ),
         )
     _, raw = token_create(name=f"bench-{ledger.pk.hex[:8]}")
     return BenchLedger(str(organization.pk), str(ledger.pk), raw, accounts)

@@ -14,12 +14,11 @@ from django.utils import timezone
 
 from instruments.models import Instrument, Rate
 from instruments.selectors import instrument_codes_missing
-from ledgerproject.api.errors import ApiError, ErrorCode
 from ledgerproject.db import unique_among_active
+from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.locking import ledger_write
-from organizations.models import Ledger
+from organizations.models import Balance, Ledger
 from organizations.services import external_account_create, external_account_delete
-from transactions.models import Balance
 
 CODE_PATTERN = re.compile(r"[A-Z0-9]+")
 INACTIVE_STATUS = {"status_code": "INACTIVE", "status_description": None}
@@ -34,27 +33,27 @@ def instrument_validate(*, type: str, code: str) -> None:
     """Type one of ``Instrument.TYPES`` (0040); code upper-case letters and digits (0004), an
     ISO 4217 code for currencies (0005)."""
     if type not in Instrument.TYPES:
-        raise ApiError(
+        raise LedgerError(
             ErrorCode.INVALID_TYPE,
             f"type must be one of {', '.join(Instrument.TYPES)}.",
             fields={"type": "invalid type"},
         )
     if not CODE_PATTERN.fullmatch(code):
-        raise ApiError(
+        raise LedgerError(
             ErrorCode.CODE_UPPERCASE,
             "code must be upper-case letters and digits.",
             fields={"code": "upper-case letters and digits only"},
         )
     if type == "currency" and pycountry.currencies.get(alpha_3=code) is None:
-        raise ApiError(
+        raise LedgerError(
             ErrorCode.CURRENCY_CODE,
             f"'{code}' is not an ISO 4217 currency code.",
             fields={"code": "not an ISO 4217 code"},
         )
 
 
-def _code_conflict(code: str) -> ApiError:
-    return ApiError(
+def _code_conflict(code: str) -> LedgerError:
+    return LedgerError(
         ErrorCode.INSTRUMENT_CODE_DUPLICATE,
         f"An instrument with code '{code}' already exists in this ledger.",
         fields={"code": "already in use"},
@@ -111,7 +110,7 @@ def instrument_delete(*, instrument: Instrument) -> Instrument:
             .values_list("is_external", "available", "on_hold")
         )
         if any(on_hold or (available and not external) for external, available, on_hold in held):
-            raise ApiError(
+            raise LedgerError(
                 ErrorCode.BALANCE_REMAINING,
                 f"Accounts of '{instrument.code}' still hold a balance; move it to the external "
                 "account before deleting the instrument.",
@@ -125,8 +124,8 @@ def instrument_delete(*, instrument: Instrument) -> Instrument:
 # Rates
 
 
-def _pair_conflict(base_code: str, counter_code: str, source: str) -> ApiError:
-    return ApiError(
+def _pair_conflict(base_code: str, counter_code: str, source: str) -> LedgerError:
+    return LedgerError(
         ErrorCode.DUPLICATE_ASSET_PAIR,
         f"An active rate {base_code}/{counter_code} from source '{source}' already exists.",
     )
@@ -159,10 +158,10 @@ def rate_create(
     metadata: dict[str, Any] | None = None,
 ) -> Rate:
     if base_code == counter_code:
-        raise ApiError(ErrorCode.BAD_REQUEST, "The base and counter codes must differ.")
+        raise LedgerError(ErrorCode.BAD_REQUEST, "The base and counter codes must differ.")
     missing = instrument_codes_missing(ledger_id=ledger.pk, codes=[base_code, counter_code])
     if missing:
-        raise ApiError(
+        raise LedgerError(
             ErrorCode.ASSET_CODE_NOT_FOUND,
             f"No active instrument in this ledger with code {', '.join(missing)}.",
         )

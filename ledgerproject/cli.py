@@ -1,5 +1,5 @@
 """Pieces shared by the operator commands: the ``--organization``/``--ledger`` pair, the way
-an ``ApiError`` becomes a failing exit, and progress display (a rich bar when the output is a
+an ``LedgerError`` becomes a failing exit, and progress display (a rich bar when the output is a
 terminal, plain lines otherwise)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser, OutputWrapper
 
-from ledgerproject.api.errors import ApiError
+from ledgerproject.errors import LedgerError
 from organizations.models import Ledger
 
 
@@ -41,7 +41,7 @@ def ledger_from_options(options: dict[str, Any], *, writable: bool = False) -> L
     return ledger
 
 
-def api_error(exc: ApiError) -> CommandError:
+def api_error(exc: LedgerError) -> CommandError:
     return CommandError(f"{exc.error.code} {exc.error.title}: {exc.description}")
 
 

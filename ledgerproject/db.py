@@ -13,7 +13,7 @@ from django.utils import timezone
 from uuid6 import uuid7
 
 from ledgerproject.amounts import MAX_DIGITS
-from ledgerproject.api.errors import ApiError
+from ledgerproject.errors import LedgerError
 
 
 class AmountField(models.Field):
@@ -109,7 +109,7 @@ def active_duplicate_exists(duplicates: QuerySet[Any]) -> bool:
 
 @contextlib.contextmanager
 def unique_among_active(
-    duplicates: QuerySet[Any], conflict: ApiError, *, exclude: Any = None
+    duplicates: QuerySet[Any], conflict: LedgerError, *, exclude: Any = None
 ) -> Iterator[None]:
     """Write, inside this block, a row that must be unique among the active rows ``duplicates``
     selects: an active duplicate answers ``conflict`` before the write, and the partial unique

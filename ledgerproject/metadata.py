@@ -12,7 +12,7 @@ import json
 import math
 from typing import Any
 
-from ledgerproject.api.errors import ApiError, ErrorCode
+from ledgerproject.errors import ErrorCode, LedgerError
 
 MAX_KEY_LENGTH = 100
 MAX_VALUE_LENGTH = 2000
@@ -48,45 +48,45 @@ def unstorable(data: Any) -> str | None:
 
 def validate_metadata(value: Any, *, field: str = "metadata") -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise ApiError(
+        raise LedgerError(
             ErrorCode.BAD_REQUEST, f"'{field}' must be an object.", fields={field: "not an object"}
         )
     if len(value) > MAX_KEYS:
-        raise ApiError(
+        raise LedgerError(
             ErrorCode.BAD_REQUEST,
             f"'{field}' may hold at most {MAX_KEYS} keys; it has {len(value)}.",
             fields={field: f"at most {MAX_KEYS} keys"},
         )
     for key, item in value.items():
         if len(key) > MAX_KEY_LENGTH:
-            raise ApiError(
+            raise LedgerError(
                 ErrorCode.METADATA_KEY_LENGTH,
                 f"Metadata key '{key[:20]}...' exceeds {MAX_KEY_LENGTH} characters.",
                 fields={f"{field}.{key[:20]}": "key too long"},
             )
         if isinstance(item, (dict, list)):
-            raise ApiError(
+            raise LedgerError(
                 ErrorCode.INVALID_METADATA_NESTING,
                 f"Metadata value of '{key}' must be a string, number or boolean, not nested.",
                 fields={f"{field}.{key}": "nested value"},
             )
         if item is None or not isinstance(item, (str, int, float, bool)):
-            raise ApiError(
+            raise LedgerError(
                 ErrorCode.BAD_REQUEST,
                 f"Metadata value of '{key}' must be a string, number or boolean.",
                 fields={f"{field}.{key}": "invalid value"},
             )
         if isinstance(item, str) and len(item) > MAX_VALUE_LENGTH:
-            raise ApiError(
+            raise LedgerError(
                 ErrorCode.METADATA_VALUE_LENGTH,
                 f"Metadata value of '{key}' exceeds {MAX_VALUE_LENGTH} characters.",
                 fields={f"{field}.{key}": "value too long"},
             )
     problem = unstorable(value)
     if problem is not None:
-        raise ApiError(ErrorCode.BAD_REQUEST, f"'{field}': {problem}.", fields={field: problem})
+        raise LedgerError(ErrorCode.BAD_REQUEST, f"'{field}': {problem}.", fields={field: problem})
     if len(json.dumps(value)) > MAX_BYTES:
-        raise ApiError(
+        raise LedgerError(
             ErrorCode.BAD_REQUEST,
             f"'{field}' may take at most {MAX_BYTES} bytes of JSON.",
             fields={field: f"at most {MAX_BYTES} bytes"},

@@ -28,7 +28,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from ledgerproject.admin_base import LedgerModelAdmin
-from ledgerproject.api.errors import ApiError
+from ledgerproject.errors import LedgerError
 from organizations import services
 from organizations.models import Account, ApiToken, Ledger, Organization, Portfolio, Product
 
@@ -115,7 +115,7 @@ class ResourceAdmin(LedgerModelAdmin):
                 continue
             try:
                 self.deactivate_one(obj)
-            except ApiError as exc:
+            except LedgerError as exc:
                 messages.error(request, f"{obj}: refused — {exc.error.code} {exc.description}")
             else:
                 done.append(str(obj))

@@ -22,7 +22,7 @@ from typing import TypeVar
 
 from django.db import connection, transaction
 
-from ledgerproject.api.errors import ApiError, ErrorCode
+from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.models import Ledger, Organization
 
 T = TypeVar("T")
@@ -64,7 +64,7 @@ def with_tree_lock(
                 return change(lock_trees(ids))
         except TreeMoved:
             continue
-    raise ApiError(
+    raise LedgerError(
         ErrorCode.ACTION_NOT_PERMITTED,
         "The organization tree kept changing while this request waited; try again.",
     )
@@ -87,8 +87,8 @@ def _lock_ledger(ledger_id: uuid.UUID, *, for_delete: bool) -> bool:
     return row is not None and row[0] is None
 
 
-def ledger_deleted() -> ApiError:
-    return ApiError(ErrorCode.ACTION_NOT_PERMITTED, "The ledger has been deleted.")
+def ledger_deleted() -> LedgerError:
+    return LedgerError(ErrorCode.ACTION_NOT_PERMITTED, "The ledger has been deleted.")
 
 
 def lock_ledger_active(ledger_id: uuid.UUID) -> None:

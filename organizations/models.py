@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
-from ledgerproject.db import ResourceModel, TimestampedModel
+from ledgerproject.db import AmountField, ResourceModel, TimestampedModel, new_id
 
 ACTIVE = Q(deleted_at__isnull=True)
 
@@ -156,3 +156,39 @@ class ApiToken(TimestampedModel):
 
     def __str__(self) -> str:
         return self.name
+
+
+class Balance(models.Model):
+    """The running balance of one account. ``version`` counts the operations written to it."""
+
+    id = models.UUIDField(primary_key=True, default=new_id, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.PROTECT, related_name="+")
+    ledger = models.ForeignKey(Ledger, on_delete=models.PROTECT, related_name="+")
+    # One balance per account: Django's one-to-one. In the database the uniqueness is the
+    # constraint below, which includes organization (transactions/migrations/0003; the model
+    # moved here, with its table, in organizations/migrations/0004).
+    account = models.OneToOneField(Account, on_delete=models.PROTECT, related_name="balance")
+    asset_code = models.CharField(max_length=100)
+    is_external = models.BooleanField(default=False)
+    available = AmountField(default=0)
+    on_hold = AmountField(default=0)
+    scale = models.PositiveSmallIntegerField(default=0)
+    version = models.BigIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(is_external=True) | Q(available__gte=0),
+                name="balance_available_not_negative",
+            ),
+            models.CheckConstraint(
+                condition=Q(on_hold__gte=0), name="balance_on_hold_not_negative"
+            ),
+            models.CheckConstraint(condition=Q(scale__lte=18), name="balance_scale_range"),
+            models.UniqueConstraint(
+                fields=["account", "organization"], name="balance_account_uniq"
+            ),
+        ]
+        indexes = [models.Index(fields=["ledger", "asset_code"], name="balance_ledger_asset_idx")]

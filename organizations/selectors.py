@@ -9,12 +9,12 @@ from typing import Any
 from django.db import connection
 from django.db.models import Q, QuerySet
 
-from ledgerproject.api.errors import ApiError, ErrorCode
+from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.models import Ledger, Organization
 
 
-def not_found(what: str = "resource") -> ApiError:
-    return ApiError(ErrorCode.NOT_FOUND, f"The {what} was not found.")
+def not_found(what: str = "resource") -> LedgerError:
+    return LedgerError(ErrorCode.NOT_FOUND, f"The {what} was not found.")
 
 
 def parse_id(value: Any, what: str = "resource") -> uuid.UUID:

@@ -7,9 +7,9 @@ from typing import Any
 import pycountry
 from rest_framework import serializers
 
-from ledgerproject.api.errors import ApiError, ErrorCode
 from ledgerproject.api.fields import MetadataField, StatusField, TimestampField
 from ledgerproject.api.serializers import InputSerializer
+from ledgerproject.errors import ErrorCode, LedgerError
 
 TIMESTAMPS = frozenset({"id", "createdAt", "updatedAt", "deletedAt"})
 LEDGER_IDS = frozenset({"organizationId", "ledgerId"})
@@ -32,7 +32,7 @@ class AddressIn(InputSerializer):
 
     def validate_country(self, value: str) -> str:
         if len(value) != 2 or not value.isupper() or pycountry.countries.get(alpha_2=value) is None:
-            raise ApiError(
+            raise LedgerError(
                 ErrorCode.INVALID_COUNTRY_CODE,
                 f"'{value}' is not an ISO 3166-1 alpha-2 country code.",
                 fields={"address.country": "not an ISO 3166-1 alpha-2 code"},

@@ -13,18 +13,24 @@ from django.db.models import Value
 from django.db.models.functions import Concat, Substr
 from django.utils import timezone
 
-from instruments.selectors import instrument_active_get
-from ledgerproject.api.errors import ApiError, ErrorCode
 from ledgerproject.db import unique_among_active
+from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.locking import (
     ledger_deleted,
     ledger_write,
     lock_ledger_for_delete,
     with_tree_lock,
 )
-from organizations.models import Account, ApiToken, Ledger, Organization, Portfolio, Product
+from organizations.models import (
+    Account,
+    ApiToken,
+    Balance,
+    Ledger,
+    Organization,
+    Portfolio,
+    Product,
+)
 from organizations.tokens import generate_secret
-from transactions.models import Balance
 
 ACTIVE_STATUS = {"status_code": "ACTIVE", "status_description": None}
 
@@ -45,7 +51,7 @@ def _parent_for(
         or parent.deleted_at is not None
         or (principal is not None and not principal.reaches(parent.path))
     ):
-        raise ApiError(
+        raise LedgerError(
             ErrorCode.PARENT_ORGANIZATION_NOT_FOUND,
             f"Parent organization {parent_id} was not found.",
             fields={"parentOrganizationId": "not found"},
@@ -55,7 +61,7 @@ def _parent_for(
 
 def _require_unlimited(principal: Any) -> None:
     if principal is not None and principal.is_limited:
-        raise ApiError(
+        raise LedgerError(
             ErrorCode.INSUFFICIENT_PRIVILEGES,
             "Only a token not limited to organizations may create or move a top-level "
             "organization.",
@@ -69,9 +75,9 @@ def _locked_current(
     the principal (a move may have taken it out of reach), and not deleted."""
     current = locked.get(organization.pk)
     if current is None or (principal is not None and not principal.reaches(current.path)):
-        raise ApiError(ErrorCode.NOT_FOUND, "The organization was not found.")
+        raise LedgerError(ErrorCode.NOT_FOUND, "The organization was not found.")
     if current.deleted_at is not None:
-        raise ApiError(ErrorCode.ALREADY_REMOVED, "The organization has already been removed.")
+        raise LedgerError(ErrorCode.ALREADY_REMOVED, "The organization has already been removed.")
     return current
 
 
@@ -122,7 +128,7 @@ def _organization_move(
     if parent is None:
         _require_unlimited(principal)
     elif organization.id.hex in parent.ancestor_ids:
-        raise ApiError(
+        raise LedgerError(
             ErrorCode.ACTION_NOT_PERMITTED,
             "An organization cannot become a descendant of itself.",
             fields={"parentOrganizationId": "would make a cycle"},
@@ -140,12 +146,12 @@ def organization_delete(*, organization: Organization, principal: Any = None) ->
     def delete(locked: dict[uuid.UUID, Organization]) -> Organization:
         current = _locked_current(locked, organization, principal)
         if current.children.filter(deleted_at__isnull=True).exists():
-            raise ApiError(
+            raise LedgerError(
                 ErrorCode.ACTION_NOT_PERMITTED,
                 "The organization still has active child organizations.",
             )
         if current.ledgers.filter(deleted_at__isnull=True).exists():
-            raise ApiError(
+            raise LedgerError(
                 ErrorCode.ACTION_NOT_PERMITTED, "The organization still has active ledgers."
             )
         current.deleted_at = timezone.now()
@@ -155,8 +161,8 @@ def organization_delete(*, organization: Organization, principal: Any = None) ->
     return with_tree_lock([organization.pk], delete)
 
 
-def _ledger_conflict(name: str) -> ApiError:
-    return ApiError(
+def _ledger_conflict(name: str) -> LedgerError:
+    return LedgerError(
         ErrorCode.LEDGER_NAME_CONFLICT,
         f"A ledger named '{name}' already exists in this organization.",
         fields={"name": "already in use"},
@@ -169,7 +175,7 @@ def ledger_create(*, organization: Organization, **data: Any) -> Ledger:
     def create(locked: dict[uuid.UUID, Organization]) -> Ledger:
         current = locked.get(organization.pk)
         if current is None or current.deleted_at is not None:
-            raise ApiError(ErrorCode.ACTION_NOT_PERMITTED, "The organization has been deleted.")
+            raise LedgerError(ErrorCode.ACTION_NOT_PERMITTED, "The organization has been deleted.")
         same_name = Ledger.objects.filter(organization=current, name=data["name"])
         with unique_among_active(same_name, _ledger_conflict(data["name"])):
             return Ledger.objects.create(organization=current, **{**ACTIVE_STATUS, **data})
@@ -195,7 +201,7 @@ def ledger_delete(*, ledger: Ledger) -> Ledger:
     """Waits for the writes into the ledger to finish; none starts until this commits."""
     with transaction.atomic():
         if not lock_ledger_for_delete(ledger.pk):
-            raise ApiError(ErrorCode.ALREADY_REMOVED, "The ledger has already been removed.")
+            raise LedgerError(ErrorCode.ALREADY_REMOVED, "The ledger has already been removed.")
         ledger.deleted_at = timezone.now()
         ledger.save(update_fields=["deleted_at", "updated_at"])
     return ledger
@@ -218,7 +224,7 @@ def token_create(
         organizations = list(Organization.objects.filter(pk__in=wanted))
         missing = wanted - {o.pk for o in organizations}
         if missing:
-            raise ApiError(
+            raise LedgerError(
                 ErrorCode.NOT_FOUND, f"Unknown organization(s): {', '.join(map(str, missing))}."
             )
         token = ApiToken.objects.create(
@@ -235,7 +241,7 @@ def token_create(
 def token_revoke(*, name: str) -> ApiToken:
     token = ApiToken.objects.filter(name=name).first()
     if token is None:
-        raise ApiError(ErrorCode.NOT_FOUND, f"No token named '{name}'.")
+        raise LedgerError(ErrorCode.NOT_FOUND, f"No token named '{name}'.")
     if token.revoked_at is None:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at", "updated_at"])
@@ -294,8 +300,8 @@ def portfolio_delete(*, portfolio: Portfolio) -> Portfolio:
 # Products
 
 
-def _product_conflict(name: str) -> ApiError:
-    return ApiError(
+def _product_conflict(name: str) -> LedgerError:
+    return LedgerError(
         ErrorCode.DUPLICATE_PRODUCT_NAME,
         f"A product named '{name}' already exists in this ledger.",
         fields={"name": "already in use"},
@@ -346,16 +352,16 @@ def product_delete(*, product: Product) -> Product:
 # Accounts
 
 
-def _alias_conflict(alias: str) -> ApiError:
-    return ApiError(
+def _alias_conflict(alias: str) -> LedgerError:
+    return LedgerError(
         ErrorCode.ALIAS_UNAVAILABLE,
         f"The alias '{alias}' is already used by another account of this ledger.",
         fields={"alias": "already in use"},
     )
 
 
-def _refuse_external(what: str) -> ApiError:
-    return ApiError(
+def _refuse_external(what: str) -> LedgerError:
+    return LedgerError(
         ErrorCode.EXTERNAL_ACCOUNT_MODIFICATION,
         f"External accounts are managed by the ledger; {what}.",
     )
@@ -366,7 +372,7 @@ def _active_portfolio(ledger_id: Any, portfolio_id: uuid.UUID) -> Portfolio:
         pk=portfolio_id, ledger_id=ledger_id, deleted_at__isnull=True
     ).first()
     if portfolio is None:
-        raise ApiError(
+        raise LedgerError(
             ErrorCode.PORTFOLIO_NOT_FOUND,
             f"Portfolio {portfolio_id} was not found in this ledger.",
             fields={"portfolioId": "not found"},
@@ -379,7 +385,7 @@ def _active_product(ledger_id: Any, product_id: uuid.UUID) -> Product:
         pk=product_id, ledger_id=ledger_id, deleted_at__isnull=True
     ).first()
     if product is None:
-        raise ApiError(
+        raise LedgerError(
             ErrorCode.PRODUCT_NOT_FOUND,
             f"Product {product_id} was not found in this ledger.",
             fields={"productId": "not found"},
@@ -392,7 +398,7 @@ def _parent_account(ledger_id: Any, parent_id: uuid.UUID, asset_code: str) -> Ac
         pk=parent_id, ledger_id=ledger_id, deleted_at__isnull=True
     ).first()
     if parent is None or parent.asset_code != asset_code:
-        raise ApiError(
+        raise LedgerError(
             ErrorCode.ACTION_NOT_PERMITTED,
             "parentAccountId must name an active account of this ledger with the same assetCode.",
             fields={"parentAccountId": "not an active account of this ledger and asset"},
@@ -411,6 +417,29 @@ def _account_insert(account: Account) -> Account:
         is_external=account.is_external,
     )
     return account
+
+
+def _lock_asset_active(ledger_id: Any, asset_code: str) -> None:
+    """The asset is an active instrument of the ledger. An instrument is created and deleted
+    together with its ``@external/<CODE>`` account, in one database transaction, so that account
+    answers for it; locking its row keeps a concurrent delete of the instrument out until the
+    new account (whose balance that delete must then see) is committed."""
+    external = (
+        Account.objects.filter(
+            ledger_id=ledger_id,
+            alias=f"{Account.EXTERNAL_PREFIX}{asset_code}",
+            type=Account.EXTERNAL,
+            deleted_at__isnull=True,
+        )
+        .select_for_update()
+        .first()
+    )
+    if external is None:
+        raise LedgerError(
+            ErrorCode.ASSET_CODE_NOT_FOUND,
+            f"No active instrument with code '{asset_code}' in this ledger.",
+            fields={"assetCode": "not an active instrument of this ledger"},
+        )
 
 
 def external_account_create(*, ledger: Ledger, asset_code: str) -> Account:
@@ -460,12 +489,6 @@ def account_create(
 ) -> Account:
     if type == Account.EXTERNAL or (alias or "").startswith(Account.EXTERNAL_PREFIX):
         raise _refuse_external("they cannot be created through the API")
-    if instrument_active_get(ledger_id=ledger.pk, code=asset_code) is None:
-        raise ApiError(
-            ErrorCode.ASSET_CODE_NOT_FOUND,
-            f"No active instrument with code '{asset_code}' in this ledger.",
-            fields={"assetCode": "not an active instrument of this ledger"},
-        )
     if portfolio_id is not None:
         _active_portfolio(ledger.pk, portfolio_id)
     if product_id is not None:
@@ -490,8 +513,10 @@ def account_create(
     )
     account.alias = alias or f"@{account.id}"
     same_alias = Account.objects.filter(ledger_id=ledger.pk, alias=account.alias)
-    with ledger_write(ledger.pk), unique_among_active(same_alias, _alias_conflict(account.alias)):
-        _account_insert(account)
+    with ledger_write(ledger.pk):
+        _lock_asset_active(ledger.pk, asset_code)
+        with unique_among_active(same_alias, _alias_conflict(account.alias)):
+            _account_insert(account)
     return account
 
 
@@ -515,7 +540,7 @@ def account_delete(*, account: Account) -> Account:
     with ledger_write(account.ledger_id):
         balance = Balance.objects.select_for_update().filter(account_id=account.pk).first()
         if balance is not None and (balance.available or balance.on_hold):
-            raise ApiError(
+            raise LedgerError(
                 ErrorCode.BALANCE_REMAINING,
                 "The account still holds a balance; move it out before deleting the account.",
             )

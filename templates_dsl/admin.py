@@ -13,7 +13,7 @@ from django.http import HttpRequest
 from django.utils.html import format_html
 
 from ledgerproject.admin_base import LedgerModelAdmin
-from ledgerproject.api.errors import ApiError
+from ledgerproject.errors import LedgerError
 from organizations.admin import DeletedFilter, admin_url, scope_filter
 from organizations.models import Ledger
 from templates_dsl import services
@@ -40,7 +40,7 @@ class TemplateForm(forms.ModelForm):
             return data
         try:
             compiled = services.template_compile_for(ledger=ledger, text=text)
-        except ApiError as exc:
+        except LedgerError as exc:
             raise forms.ValidationError({"text": f"{exc.error.code}: {exc.description}"}) from exc
         if not self.instance._state.adding and compiled.code != self.instance.code:
             raise forms.ValidationError(
@@ -87,7 +87,7 @@ class TransactionTemplateAdmin(LedgerModelAdmin):
     def canonical_text(self, obj: TransactionTemplate) -> str:
         try:
             text = format_template(compile_template(obj.text))
-        except ApiError as exc:
+        except LedgerError as exc:
             text = exc.description
         return format_html("<pre style='font-size: 12px'>{}</pre>", text)
 
@@ -95,7 +95,7 @@ class TransactionTemplateAdmin(LedgerModelAdmin):
     def variables(self, obj: TransactionTemplate) -> str:
         try:
             compiled = compile_template(obj.text)
-        except ApiError:
+        except LedgerError:
             return "-"
         names = [f"${name} (amount)" for name in compiled.amount_variables()]
         names += [f"${name} (account)" for name in compiled.account_variables()]
@@ -114,7 +114,7 @@ class TransactionTemplateAdmin(LedgerModelAdmin):
                 saved = services.template_replace(template=current, text=text)
             else:
                 saved = services.template_create(ledger=form.cleaned_data["ledger"], text=text)
-        except ApiError as exc:
+        except LedgerError as exc:
             messages.error(request, exc.description)
             return
         obj.pk = saved.pk

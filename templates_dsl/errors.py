@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ledgerproject.api.errors import ApiError, ErrorCode
+from ledgerproject.errors import ErrorCode, LedgerError
 from templates_dsl.ast import Span
 
 
-class TemplateError(ApiError):
+class TemplateError(LedgerError):
     """400 ``0017``, described as ``line L, column C: message``."""
 
     def __init__(self, line: int, column: int, message: str) -> None:
@@ -20,8 +20,8 @@ class TemplateError(ApiError):
         return cls(span.line, span.column, message)
 
 
-def empty_template_error() -> ApiError:
-    return ApiError(ErrorCode.EMPTY_DSL, "The template text is empty.")
+def empty_template_error() -> LedgerError:
+    return LedgerError(ErrorCode.EMPTY_DSL, "The template text is empty.")
 
 
 def position(text: str, index: int, line: int | None = None) -> Span:

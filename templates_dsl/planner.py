@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ledgerproject.api.errors import ApiError, ErrorCode
+from ledgerproject.errors import ErrorCode, LedgerError
 from templates_dsl import ast, limits
 from templates_dsl.lexer import ALIAS_RE, VARIABLE_RE
 
@@ -42,9 +42,9 @@ class PostingPlan:
 
 
 def plan_posting(template: ast.Template, variables: Mapping[str, object]) -> PostingPlan:
-    """Raise ``ApiError`` (0009, 0047, 0053, 0073, 0090) when the variables do not fit."""
+    """Raise ``LedgerError`` (0009, 0047, 0053, 0073, 0090) when the variables do not fit."""
     if len(variables) > limits.MAX_VARIABLES:
-        raise ApiError(
+        raise LedgerError(
             ErrorCode.BAD_REQUEST,
             f"variables may hold at most {limits.MAX_VARIABLES} names; this request has "
             f"{len(variables)}.",
@@ -53,7 +53,7 @@ def plan_posting(template: ast.Template, variables: Mapping[str, object]) -> Pos
     values = _values(template, _by_name(variables))
     total = _evaluate(template.send.amount, values)
     if total == 0:
-        raise ApiError(ErrorCode.TRANSACTION_VALUE_MISMATCH, "Nothing to send: the amount is 0.")
+        raise LedgerError(ErrorCode.TRANSACTION_VALUE_MISMATCH, "Nothing to send: the amount is 0.")
     debits = [_evaluate(source.amount, values) for source in template.send.sources]
     credits = [
         _evaluate(to.amount, values) if to.amount is not None else 0
@@ -108,14 +108,14 @@ def _by_name(variables: Mapping[str, object]) -> dict[str, object]:
     given: dict[str, object] = {}
     for key, value in variables.items():
         if not isinstance(key, str):
-            raise ApiError(
+            raise LedgerError(
                 ErrorCode.BAD_REQUEST,
                 "Variable names must be strings.",
                 fields={"variables": "variable names must be strings"},
             )
         name = key.removeprefix("$")
         if name in given:
-            raise ApiError(
+            raise LedgerError(
                 ErrorCode.BAD_REQUEST,
                 f"The variable {name} is given twice, as {name} and as ${name}.",
                 fields={f"variables.{name}": f"given both as {name} and as ${name}"},
@@ -130,14 +130,14 @@ def _values(template: ast.Template, given: dict[str, object]) -> dict[str, int |
     needed = {**dict.fromkeys(amounts), **dict.fromkeys(accounts)}
     missing = [name for name in needed if name not in given]
     if missing:
-        raise ApiError(
+        raise LedgerError(
             ErrorCode.MISSING_FIELDS,
             "Missing variables: " + ", ".join(missing) + ".",
             fields={f"variables.{name}": "required by the template" for name in missing},
         )
     unexpected = [name for name in given if name not in needed]
     if unexpected:
-        raise ApiError(
+        raise LedgerError(
             ErrorCode.UNEXPECTED_FIELDS,
             "Variables the template does not use: " + ", ".join(unexpected) + ".",
             fields={f"variables.{name}": "not used by the template" for name in unexpected},
@@ -158,7 +158,7 @@ def _values(template: ast.Template, given: dict[str, object]) -> dict[str, int |
             invalid[f"variables.{name}"] = "must be an account alias such as @alice"
     if invalid:
         names = ", ".join(key.removeprefix("variables.") for key in invalid)
-        raise ApiError(ErrorCode.BAD_REQUEST, f"Invalid variables: {names}.", fields=invalid)
+        raise LedgerError(ErrorCode.BAD_REQUEST, f"Invalid variables: {names}.", fields=invalid)
     return values
 
 
@@ -185,7 +185,7 @@ def _evaluate(amount: ast.Amount, values: Mapping[str, int | str]) -> int:
         )
     if result > ast.MAX_AMOUNT:
         names = amount.variables()
-        raise ApiError(
+        raise LedgerError(
             ErrorCode.BAD_REQUEST,
             f"An amount adds up to {result}, more than the largest amount {ast.MAX_AMOUNT}.",
             fields={f"variables.{name}": "makes an amount too large" for name in names} or None,
@@ -195,18 +195,18 @@ def _evaluate(amount: ast.Amount, values: Mapping[str, int | str]) -> int:
 
 def _remainder(template: ast.Template, total: int, debits: int, credits: int) -> int:
     if debits != total:
-        raise ApiError(
+        raise LedgerError(
             ErrorCode.TRANSACTION_VALUE_MISMATCH,
             f"The sources add up to {debits} but the amount sent is {total}.",
         )
     if credits > total:
-        raise ApiError(
+        raise LedgerError(
             ErrorCode.TRANSACTION_VALUE_MISMATCH,
             f"The destinations add up to {credits}, more than the amount sent, {total}.",
         )
     remainder = total - credits
     if remainder > 0 and template.distribute.remaining is None:
-        raise ApiError(
+        raise LedgerError(
             ErrorCode.TRANSACTION_VALUE_MISMATCH,
             f"The destinations add up to {credits} but the amount sent is {total}, and the "
             f"template has no (distribute :remaining ...) to receive the other {remainder}.",
@@ -227,7 +227,7 @@ def _refuse_ambiguous(
         for name in template.account_variables()
         if values[name] == alias
     }
-    raise ApiError(
+    raise LedgerError(
         ErrorCode.AMBIGUOUS_ACCOUNT,
         f"The account {alias} is both a source and a destination.",
         fields=fields or None,

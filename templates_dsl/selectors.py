@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from ledgerproject.api.errors import ApiError, ErrorCode
+from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.models import Ledger
 from templates_dsl.models import TransactionTemplate
 
@@ -19,7 +19,7 @@ def template_get(
     """The active template with this code: 404 0007 when none, or 400 0013 when
     ``removed_is_error`` and only deleted ones remain."""
     if "\x00" in code:  # no code holds one, and PostgreSQL cannot compare it
-        raise ApiError(ErrorCode.NOT_FOUND, "No transaction template with this code.")
+        raise LedgerError(ErrorCode.NOT_FOUND, "No transaction template with this code.")
     template = templates_active(ledger).filter(code=code).first()
     if template is not None:
         template.ledger = ledger
@@ -28,5 +28,5 @@ def template_get(
         removed_is_error
         and TransactionTemplate.objects.filter(ledger_id=ledger.pk, code=code).exists()
     ):
-        raise ApiError(ErrorCode.ALREADY_REMOVED, f"The template '{code}' was already removed.")
-    raise ApiError(ErrorCode.NOT_FOUND, f"No transaction template with code '{code}'.")
+        raise LedgerError(ErrorCode.ALREADY_REMOVED, f"The template '{code}' was already removed.")
+    raise LedgerError(ErrorCode.NOT_FOUND, f"No transaction template with code '{code}'.")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.utils import timezone
 
 from instruments.models import Instrument
-from ledgerproject.api.errors import ApiError, ErrorCode
 from ledgerproject.db import unique_among_active
+from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.locking import ledger_write
 from organizations.models import Ledger
 from templates_dsl import ast
@@ -40,8 +40,8 @@ def _fields(template: ast.Template, text: str) -> dict[str, object]:
     }
 
 
-def _code_in_use(code: str) -> ApiError:
-    return ApiError(
+def _code_in_use(code: str) -> LedgerError:
+    return LedgerError(
         ErrorCode.TEMPLATE_CODE_IN_USE,
         f"The template code '{code}' is already in use in this ledger.",
     )
@@ -59,7 +59,7 @@ def template_create(*, ledger: Ledger, text: str) -> TransactionTemplate:
 def template_replace(*, template: TransactionTemplate, text: str) -> TransactionTemplate:
     compiled = template_compile_for(ledger=template.ledger, text=text)
     if compiled.code != template.code:
-        raise ApiError(
+        raise LedgerError(
             ErrorCode.UNMODIFIABLE_FIELD,
             f"The text names code '{compiled.code}' but this template is '{template.code}'; "
             "a template's code cannot change.",

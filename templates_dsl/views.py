@@ -12,11 +12,11 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ledgerproject.api.errors import ApiError, ErrorCode
 from ledgerproject.api.fields import TimestampField
 from ledgerproject.api.pagination import KeysetPage
 from ledgerproject.api.schema import COMMON_ERRORS, error_responses
 from ledgerproject.api.views import ScopedAPIView
+from ledgerproject.errors import ErrorCode, LedgerError
 from templates_dsl import limits, selectors, services
 from templates_dsl.models import TransactionTemplate
 
@@ -53,9 +53,9 @@ class TemplateView(ScopedAPIView):
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
-            raise ApiError(ErrorCode.BAD_REQUEST, "The template text must be UTF-8.") from None
+            raise LedgerError(ErrorCode.BAD_REQUEST, "The template text must be UTF-8.") from None
         if not text.strip():
-            raise ApiError(ErrorCode.EMPTY_DSL, "The template text is empty.")
+            raise LedgerError(ErrorCode.EMPTY_DSL, "The template text is empty.")
         return text
 
 

@@ -19,12 +19,12 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import SafeString
 
 from ledgerproject.admin_base import LedgerModelAdmin
-from ledgerproject.api.errors import ApiError
+from ledgerproject.errors import LedgerError
 from organizations.admin import admin_link, admin_url, links, scope_filter
-from organizations.models import Account, Ledger
-from transactions import services
+from organizations.models import Account, Balance, Ledger
+from transactions import states
 from transactions.charts_svg import format_amount
-from transactions.models import Balance, IdempotencyKey, Operation, Transaction
+from transactions.models import IdempotencyKey, Operation, Transaction
 
 
 class ReadOnlyAdmin(LedgerModelAdmin):
@@ -204,15 +204,11 @@ class TransactionAdmin(ReadOnlyAdmin):
         return super().change_view(request, object_id, form_url, extra_context=extra)
 
     def _run(self, request: HttpRequest, queryset: QuerySet[Transaction], verb: str) -> Any:
-        service: Service = {
-            "commit": services.transaction_commit,
-            "revert": services.transaction_revert,
-            "cancel": services.transaction_cancel,
-        }[verb]
+        service = states.ACTIONS[verb]
         for tx in queryset.select_related("ledger").order_by("created_at", "id"):
             try:
                 result = service(ledger=tx.ledger, transaction_id=tx.pk)
-            except ApiError as exc:
+            except LedgerError as exc:
                 messages.error(
                     request, f"{_short(tx.pk)}: {verb} refused — {exc.error.code} {exc.description}"
                 )

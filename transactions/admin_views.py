@@ -26,19 +26,19 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 from django.utils.html import format_html
 
-from ledgerproject.api.errors import ApiError
+from ledgerproject.errors import LedgerError
 from ledgerproject.metadata import validate_metadata
 from organizations.admin import admin_url
-from organizations.models import Account, Ledger
+from organizations.models import Account, Balance, Ledger
 from templates_dsl import ast
 from templates_dsl.compile import compile_template
 from templates_dsl.formatter import format_template
 from templates_dsl.models import TransactionTemplate
 from templates_dsl.selectors import templates_active
-from transactions import selectors, services
+from transactions import engine, selectors
 from transactions.charts_svg import Bar, format_amount, horizontal_bars, vertical_bars
 from transactions.integrity import ledger_check
-from transactions.models import Balance, Transaction
+from transactions.models import Transaction
 
 WINDOWS = (7, 30, 90)
 STATUS_COLORS = {
@@ -243,7 +243,7 @@ class PostingForm(forms.Form):
             metadata[key.strip()] = value.strip()
         try:
             return validate_metadata(metadata)
-        except ApiError as exc:
+        except LedgerError as exc:
             raise forms.ValidationError(f"{exc.error.code}: {exc.description}") from exc
 
     def posting_arguments(self) -> dict[str, Any]:
@@ -258,7 +258,7 @@ class PostingForm(forms.Form):
             "metadata": data.get("metadata") or None,
         }
 
-    def add_api_error(self, exc: ApiError) -> None:
+    def add_api_error(self, exc: LedgerError) -> None:
         placed = False
         for key in exc.fields or {}:
             name = f"var_{key.removeprefix('variables.').lstrip('$')}"
@@ -316,13 +316,10 @@ def ledger_post(request: HttpRequest, object_id: str, *, model_admin: Any) -> Ht
     if request.method == "POST" and form.is_valid():
         dry_run = "_post" not in request.POST
         try:
-            tx = services.transaction_post(
-                ledger=ledger,
-                template_code=chosen.code,
-                dry_run=dry_run,
-                **form.posting_arguments(),
-            )
-        except ApiError as exc:
+            request_ = engine.PostingRequest(template_code=chosen.code, **form.posting_arguments())
+            tx = engine.post(ledger, request_, dry_run=dry_run).transaction
+            assert tx is not None
+        except LedgerError as exc:
             form.add_api_error(exc)
         else:
             if dry_run:

@@ -7,8 +7,8 @@ from typing import Any
 import django_filters
 from django.db.models import QuerySet
 
-from ledgerproject.api.fields import parse_timestamp
 from ledgerproject.api.filters import MultiValueFilter
+from ledgerproject.formats import parse_timestamp
 
 
 class TransactionFilter(django_filters.FilterSet):

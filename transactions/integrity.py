@@ -14,8 +14,8 @@ from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 
 from ledgerproject.db import grouped_sums
-from organizations.models import Ledger
-from transactions.models import Balance, Operation, Transaction
+from organizations.models import Balance, Ledger
+from transactions.models import Operation, Transaction
 from transactions.money import combine_scales
 
 

@@ -9,11 +9,12 @@ from collections.abc import Iterable
 
 from django.db import connection
 
-from ledgerproject.api.errors import ApiError, ErrorCode
-from transactions.models import Balance, Transaction
+from ledgerproject.errors import ErrorCode, LedgerError
+from organizations.models import Balance
+from transactions.models import Transaction
 
 LOCK_BALANCES = (
-    "SELECT * FROM transactions_balance WHERE account_id = ANY(%s) ORDER BY id FOR UPDATE"
+    "SELECT * FROM organizations_balance WHERE account_id = ANY(%s) ORDER BY id FOR UPDATE"
 )
 
 
@@ -43,7 +44,7 @@ def lock_transaction(*, ledger_id: uuid.UUID, transaction_id: uuid.UUID) -> Tran
         .first()
     )
     if row is None:
-        raise ApiError(ErrorCode.NOT_FOUND, "The transaction was not found.")
+        raise LedgerError(ErrorCode.NOT_FOUND, "The transaction was not found.")
     return row
 
 
@@ -77,7 +78,7 @@ def try_lock_key(*, ledger_id: uuid.UUID, key: str) -> None:
         cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [lock_id])
         (acquired,) = cursor.fetchone()
     if not acquired:
-        raise ApiError(
+        raise LedgerError(
             ErrorCode.IDEMPOTENCY_KEY_RUNNING,
             "A request with this idempotency key is still being processed; retry shortly.",
         )

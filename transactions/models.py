@@ -1,5 +1,5 @@
-"""Money: balances (one row per account, locked by postings), transactions, their append-only
-operations, and idempotency keys."""
+"""Money in motion: transactions, their append-only operations, and idempotency keys. (The
+balances they change live with the accounts, in ``organizations.models.Balance``.)"""
 
 from __future__ import annotations
 
@@ -7,43 +7,8 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
-from ledgerproject.db import AmountField, TimestampedModel, new_id
+from ledgerproject.db import AmountField, TimestampedModel
 from organizations.models import Account, Ledger, Organization
-
-
-class Balance(models.Model):
-    """The running balance of one account. ``version`` counts the operations written to it."""
-
-    id = models.UUIDField(primary_key=True, default=new_id, editable=False)
-    organization = models.ForeignKey(Organization, on_delete=models.PROTECT, related_name="+")
-    ledger = models.ForeignKey(Ledger, on_delete=models.PROTECT, related_name="+")
-    # One balance per account: Django's one-to-one. In the database the uniqueness is the
-    # constraint below, which includes organization (transactions/migrations/0003).
-    account = models.OneToOneField(Account, on_delete=models.PROTECT, related_name="balance")
-    asset_code = models.CharField(max_length=100)
-    is_external = models.BooleanField(default=False)
-    available = AmountField(default=0)
-    on_hold = AmountField(default=0)
-    scale = models.PositiveSmallIntegerField(default=0)
-    version = models.BigIntegerField(default=0)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        ordering = ["id"]
-        constraints = [
-            models.CheckConstraint(
-                condition=Q(is_external=True) | Q(available__gte=0),
-                name="balance_available_not_negative",
-            ),
-            models.CheckConstraint(
-                condition=Q(on_hold__gte=0), name="balance_on_hold_not_negative"
-            ),
-            models.CheckConstraint(condition=Q(scale__lte=18), name="balance_scale_range"),
-            models.UniqueConstraint(
-                fields=["account", "organization"], name="balance_account_uniq"
-            ),
-        ]
-        indexes = [models.Index(fields=["ledger", "asset_code"], name="balance_ledger_asset_idx")]
 
 
 class Transaction(TimestampedModel):
@@ -171,10 +136,13 @@ class IdempotencyKey(models.Model):
     key = models.CharField(max_length=255)
     request_hash = models.CharField(max_length=64)
     response_status = models.PositiveSmallIntegerField()
-    response_body = models.JSONField()
+    # The answer as rendered, recorded right after COMMIT; until then (or if the process died
+    # in between) the answer is rendered again from ``transaction`` or a batch's ``outcome``.
+    response_body = models.JSONField(null=True, blank=True)
     transaction = models.ForeignKey(
         Transaction, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    outcome = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField(db_index=True)
 

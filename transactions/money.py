@@ -1,10 +1,24 @@
-"""Scaled integers: an amount is an integer with a scale (``2500`` at scale 2 is 25.00), never a
-float. Values of different scales are combined by rescaling exactly to the larger one; nothing
-is ever rounded."""
+"""Scaled integers and the balance book.
+
+An amount is an integer with a scale (``2500`` at scale 2 is 25.00), never a float. Values of
+different scales are combined by rescaling exactly to the larger one; nothing is ever rounded.
+The balance book applies the legs of a posting to balances held in memory, one operation per
+leg, refusing what would overdraw an account or leave the 38-digit range."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import datetime as dt
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ledgerproject.amounts import in_range
+from ledgerproject.errors import ErrorCode, LedgerError
+from organizations.models import Balance
+from transactions.models import Operation, Transaction
+
+DEBIT, CREDIT = Operation.DEBIT, Operation.CREDIT
 
 
 def rescale(value: int, from_scale: int, to_scale: int) -> int:
@@ -22,3 +36,150 @@ def combine_scales(parts: Iterable[tuple[str, int, int]]) -> dict[str, tuple[int
         top = max(scale for _, scale in items)
         out[key] = (sum(rescale(value, scale, top) for value, scale in items), top)
     return out
+
+
+def format_amount(value: int, scale: int, asset: str = "") -> str:
+    """``94800, 2, "BRL"`` -> ``"948.00 BRL"``: exact, with the scale's digits."""
+    sign, digits = ("-" if value < 0 else ""), str(abs(value)).rjust(scale + 1, "0")
+    text = f"{sign}{digits[:-scale]}.{digits[-scale:]}" if scale else f"{sign}{digits}"
+    return f"{text} {asset}".rstrip()
+
+
+@dataclass(frozen=True)
+class Leg:
+    """One side of a posting on one account: the account, its direction and its amount at the
+    transaction's scale. Stored on the transaction (``legs``) so that commit and revert replay
+    exactly what was posted."""
+
+    account_id: uuid.UUID
+    alias: str
+    portfolio_id: uuid.UUID | None
+    direction: str
+    amount: int
+    description: str
+    chart_of_accounts: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "accountId": str(self.account_id),
+            "alias": self.alias,
+            "portfolioId": str(self.portfolio_id) if self.portfolio_id else None,
+            "direction": self.direction,
+            "amount": self.amount,
+            "description": self.description,
+            "chartOfAccounts": self.chart_of_accounts,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Leg:
+        return cls(
+            account_id=uuid.UUID(data["accountId"]),
+            alias=data["alias"],
+            portfolio_id=uuid.UUID(data["portfolioId"]) if data.get("portfolioId") else None,
+            direction=data["direction"],
+            amount=int(data["amount"]),
+            description=data.get("description", ""),
+            chart_of_accounts=data.get("chartOfAccounts", ""),
+        )
+
+    def towards(self, direction: str) -> Leg:
+        return replace(self, direction=direction)
+
+    def mirrored(self) -> Leg:
+        return self.towards(CREDIT if self.direction == DEBIT else DEBIT)
+
+
+def legs_of(tx: Transaction) -> list[Leg]:
+    return [Leg.from_json(leg) for leg in tx.legs]
+
+
+Step = tuple[Leg, str]
+"""A leg and its effect on the balance: POST, HOLD, SETTLE or RELEASE."""
+
+
+class BalanceBook:
+    """Balances of one posting (or batch) in memory; each applied step yields one operation."""
+
+    def __init__(self, balances: Mapping[uuid.UUID, Balance], *, now: dt.datetime) -> None:
+        self.balances = balances
+        self.now = now
+
+    def apply(self, tx: Transaction, leg: Leg, effect: str) -> Operation:
+        balance = self.balances[leg.account_id]
+        before = (balance.available, balance.on_hold, balance.scale)
+        scale = max(balance.scale, tx.scale)
+        available = rescale(balance.available, balance.scale, scale)
+        on_hold = rescale(balance.on_hold, balance.scale, scale)
+        amount = rescale(leg.amount, tx.scale, scale)
+        if effect == Operation.POST:
+            available += -amount if leg.direction == DEBIT else amount
+        elif effect == Operation.HOLD:
+            available, on_hold = available - amount, on_hold + amount
+        elif effect == Operation.SETTLE:
+            on_hold -= amount
+        elif effect == Operation.RELEASE:
+            available, on_hold = available + amount, on_hold - amount
+        if available < 0 and not balance.is_external:
+            raise LedgerError(
+                ErrorCode.INSUFFICIENT_FUNDS,
+                f"Insufficient funds in {leg.alias}: available "
+                f"{format_amount(balance.available, balance.scale, tx.asset_code)} is less than "
+                f"{format_amount(leg.amount, tx.scale, tx.asset_code)}.",
+            )
+        if on_hold < 0:
+            raise LedgerError(
+                ErrorCode.ACTION_NOT_PERMITTED, f"The amount on hold in {leg.alias} is too small."
+            )
+        if not (in_range(available) and in_range(on_hold)):
+            raise LedgerError(
+                ErrorCode.ACTION_NOT_PERMITTED,
+                f"The balance of {leg.alias} would exceed the largest amount the ledger can hold.",
+            )
+        balance.available, balance.on_hold, balance.scale = available, on_hold, scale
+        balance.version += 1
+        balance.updated_at = self.now
+        return Operation(
+            organization_id=tx.organization_id,
+            ledger_id=tx.ledger_id,
+            transaction=tx,
+            account_id=leg.account_id,
+            account_alias=leg.alias,
+            portfolio_id=leg.portfolio_id,
+            type=leg.direction,
+            effect=effect,
+            asset_code=tx.asset_code,
+            chart_of_accounts=leg.chart_of_accounts,
+            description=leg.description,
+            amount=leg.amount,
+            scale=tx.scale,
+            balance_available=before[0],
+            balance_on_hold=before[1],
+            balance_scale=before[2],
+            balance_available_after=balance.available,
+            balance_on_hold_after=balance.on_hold,
+            balance_scale_after=balance.scale,
+            balance_version=balance.version,
+            created_at=self.now,
+            updated_at=self.now,
+        )
+
+    def apply_all(self, tx: Transaction, steps: list[Step]) -> list[Operation]:
+        """All steps or none: a refused step restores every balance it had touched."""
+        saved = {leg.account_id: _state(self.balances[leg.account_id]) for leg, _ in steps}
+        try:
+            return [self.apply(tx, leg, effect) for leg, effect in steps]
+        except LedgerError:
+            for account_id, state in saved.items():
+                _restore(self.balances[account_id], state)
+            raise
+
+
+_State = tuple[int, int, int, int, dt.datetime]
+
+
+def _state(balance: Balance) -> _State:
+    return (balance.available, balance.on_hold, balance.scale, balance.version, balance.updated_at)
+
+
+def _restore(balance: Balance, state: _State) -> None:
+    (balance.available, balance.on_hold, balance.scale, balance.version, balance.updated_at) = state

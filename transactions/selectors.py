@@ -8,11 +8,11 @@ from typing import Any
 
 from django.db.models import Count, Prefetch, QuerySet
 
-from ledgerproject.api.errors import ApiError, ErrorCode
-from ledgerproject.api.fields import parse_timestamp
 from ledgerproject.db import grouped_sums
-from organizations.models import Account, Ledger
-from transactions.models import Balance, Operation, Transaction
+from ledgerproject.errors import ErrorCode, LedgerError
+from ledgerproject.formats import parse_timestamp
+from organizations.models import Account, Balance, Ledger
+from transactions.models import Operation, Transaction
 from transactions.money import combine_scales, rescale
 
 CHART_TYPES = ("totalTransactions", "transactionsByStatus", "totalAmountByAsset")
@@ -52,13 +52,13 @@ def balance_at(account: Account, at: dt.datetime) -> dict[str, int]:
 
 def _date(value: Any, name: str) -> dt.date:
     if value in (None, ""):
-        raise ApiError(
+        raise LedgerError(
             ErrorCode.MISSING_FIELDS,
             f"{name} is required for this chart.",
             fields={name: "required"},
         )
     if not isinstance(value, str):
-        raise ApiError(ErrorCode.INVALID_DATE_FORMAT, f"{name} must be YYYY-MM-DD.")
+        raise LedgerError(ErrorCode.INVALID_DATE_FORMAT, f"{name} must be YYYY-MM-DD.")
     return parse_timestamp(value, field=name).date()
 
 
@@ -67,7 +67,7 @@ def chart_compute(
 ) -> dict[str, Any]:
     chart_type = CHART_ALIASES.get(chart_type, chart_type)
     if chart_type not in CHART_TYPES:
-        raise ApiError(
+        raise LedgerError(
             ErrorCode.CHART_TYPE_NOT_FOUND,
             f"Unknown chart type '{chart_type}'; use one of {', '.join(CHART_TYPES)}.",
             fields={"type": "unknown chart type"},
@@ -81,7 +81,7 @@ def chart_compute(
         }
     start_date, end_date = _date(start, "startDate"), _date(end, "endDate")
     if end_date < start_date:
-        raise ApiError(ErrorCode.INVALID_DATE_RANGE, "endDate is before startDate.")
+        raise LedgerError(ErrorCode.INVALID_DATE_RANGE, "endDate is before startDate.")
     begin = dt.datetime.combine(start_date, dt.time.min, tzinfo=dt.UTC)
     until = dt.datetime.combine(end_date + dt.timedelta(days=1), dt.time.min, tzinfo=dt.UTC)
     in_range = Transaction.objects.filter(

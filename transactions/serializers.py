@@ -7,10 +7,11 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from ledgerproject.api.errors import ApiError, ErrorCode
-from ledgerproject.api.fields import MetadataField, TimestampField, render_timestamp
+from ledgerproject.api.fields import MetadataField, TimestampField
 from ledgerproject.api.schema import ErrorSerializer
 from ledgerproject.api.serializers import InputSerializer
+from ledgerproject.errors import ErrorCode, LedgerError
+from ledgerproject.formats import render_timestamp
 
 
 class StrictBooleanField(serializers.BooleanField):
@@ -31,7 +32,7 @@ class StrictBooleanField(serializers.BooleanField):
 class VariablesField(serializers.Field):
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         if not isinstance(data, dict):
-            raise ApiError(
+            raise LedgerError(
                 ErrorCode.BAD_REQUEST,
                 "variables must be an object.",
                 fields={"variables": "not an object"},

@@ -3,10 +3,6 @@ account statements and balances, and charts. Thin: parse, call a service or sele
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import json
-from collections.abc import Callable
 from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -14,17 +10,17 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ledgerproject.api.errors import ApiError, ErrorCode
 from ledgerproject.api.exceptions import api_error_for
-from ledgerproject.api.fields import digits_to_int, parse_timestamp, render_timestamp
 from ledgerproject.api.filters import run_filterset
 from ledgerproject.api.pagination import KeysetPage
 from ledgerproject.api.schema import COMMON_ERRORS, error_responses
 from ledgerproject.api.serializers import validated
 from ledgerproject.api.views import ScopedAPIView
+from ledgerproject.errors import ErrorCode, LedgerError
+from ledgerproject.formats import digits_to_int, parse_timestamp, render_timestamp
 from organizations.models import Account
 from organizations.selectors import not_found, parse_id
-from transactions import batch, selectors, services
+from transactions import answers, engine, idempotency, selectors, states
 from transactions.filters import TransactionFilter
 from transactions.models import Transaction
 from transactions.serializers import (
@@ -40,8 +36,6 @@ from transactions.serializers import (
     transaction_data,
 )
 
-DEFAULT_KEY_TTL = 86_400
-MAX_TOLERANCE = 604_800
 ERRORS = error_responses(*COMMON_ERRORS, 409, 422)
 
 LIST_PARAMS = [
@@ -56,90 +50,29 @@ LIST_PARAMS = [
     OpenApiParameter("cursor", str),
     OpenApiParameter("sort_order", str, enum=["asc", "desc"]),
 ]
-
-
-def render_transaction(tx: Transaction) -> Any:
-    return transaction_data(tx)
+KEY_HEADERS = [
+    OpenApiParameter("idempotencyKey", str, OpenApiParameter.HEADER),
+    OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER),
+    OpenApiParameter("tolerance", int, OpenApiParameter.HEADER),
+]
 
 
 def render_transactions(rows: list[Transaction]) -> list[Any]:
     return [transaction_data(tx) for tx in rows]
 
 
-def _header(request: Request, *names: str) -> str | None:
-    for name in names:
-        value = request.headers.get(name)
-        if value is not None:
-            return value.strip()
-    return None
+def _claim(request: Request, body: Any) -> idempotency.Claim | None:
+    key = request.headers.get("idempotencyKey", request.headers.get("Idempotency-Key"))
+    return idempotency.claim_for(key=key, tolerance=request.headers.get("tolerance"), body=body)
 
 
-def _tolerance(request: Request) -> int | None:
-    raw_tolerance = _header(request, "tolerance")
-    if not raw_tolerance:
-        return None
-    tolerance = digits_to_int(raw_tolerance)
-    if tolerance is None or tolerance > MAX_TOLERANCE:
-        raise ApiError(
-            ErrorCode.BAD_REQUEST,
-            f"tolerance must be a whole number of seconds from 0 to {MAX_TOLERANCE}.",
-            fields={"tolerance": "invalid"},
-        )
-    return tolerance
+def _respond(status_code: int, body: Any, replayed: bool) -> Response:
+    return Response(body, status=status_code, headers={"Idempotent-Replayed": "true"} if
+                    replayed else None)  # fmt: skip
 
 
-def _body_hash(body: Any) -> str:
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def _claim_for(
-    request: Request,
-    body: Any,
-    *,
-    render: Callable[[Any], Any] = render_transaction,
-    status_code: int = 201,
-) -> services.IdempotencyClaim | None:
-    key = _header(request, "idempotencyKey", "Idempotency-Key")
-    tolerance = _tolerance(request)
-    if key is not None and (not 1 <= len(key) <= 255 or "\x00" in key):
-        raise ApiError(
-            ErrorCode.BAD_REQUEST,
-            "idempotencyKey must be 1 to 255 characters, none of them NUL.",
-            fields={"idempotencyKey": "invalid length or a NUL character"},
-        )
-    request_hash = _body_hash(body)
-    if key is None:
-        if not tolerance:
-            return None
-        key = f"sha256:{request_hash}"
-    return services.IdempotencyClaim(
-        key=key,
-        request_hash=request_hash,
-        ttl_seconds=tolerance if tolerance else DEFAULT_KEY_TTL,
-        render=render,
-        status_code=status_code,
-    )
-
-
-def _known_answer(ledger: Any, claim: services.IdempotencyClaim | None) -> Response | None:
-    """The stored answer to a repeated key, looked up before any work is done."""
-    if claim is None:
-        return None
-    record = services.idempotency_lookup(ledger=ledger, key=claim.key)
-    if record is None:
-        return None
-    if record.request_hash != claim.request_hash:
-        raise services.key_mismatch()
-    return _replay(record)
-
-
-def _replay(record: Any) -> Response:
-    return Response(
-        record.response_body,
-        status=record.response_status,
-        headers={"Idempotent-Replayed": "true"},
-    )
+def posting_request(data: dict[str, Any], claim: idempotency.Claim | None = None) -> Any:
+    return engine.PostingRequest(claim=claim, **data)
 
 
 class TransactionCollection(ScopedAPIView):
@@ -156,9 +89,7 @@ class TransactionCollection(ScopedAPIView):
         request=TransactionIn,
         parameters=[
             OpenApiParameter("dryRun", bool, description="Check and simulate; write nothing."),
-            OpenApiParameter("idempotencyKey", str, OpenApiParameter.HEADER),
-            OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER),
-            OpenApiParameter("tolerance", int, OpenApiParameter.HEADER),
+            *KEY_HEADERS,
         ],
         responses={
             201: TransactionOut,
@@ -170,41 +101,23 @@ class TransactionCollection(ScopedAPIView):
         dry_run = request.query_params.get("dryRun", "").lower() in {"true", "1"}
         data = validated(TransactionIn, request.data)
         if dry_run:
-            tx = services.transaction_post(ledger=self.ledger, dry_run=True, **data)
-            return Response(render_transaction(tx), status=status.HTTP_200_OK)
-        claim = _claim_for(request, request.data)
-        replay = _known_answer(self.ledger, claim)
-        if replay is not None:
-            return replay
-        try:
-            tx = services.transaction_post(ledger=self.ledger, claim=claim, **data)
-        except services.IdempotentReplay as replay:
-            return _replay(replay.record)
-        return Response(render_transaction(tx), status=status.HTTP_201_CREATED)
+            outcome = engine.post(self.ledger, posting_request(data), dry_run=True)
+            assert outcome.transaction is not None
+            return Response(transaction_data(outcome.transaction), status=status.HTTP_200_OK)
+        outcome = engine.post(self.ledger, posting_request(data, _claim(request, request.data)))
+        return _respond(*answers.posting(outcome))
 
 
-def _batch_entry(item: Any) -> batch.BatchEntry:
-    """Parse one item of a batch; a refusal is kept on the entry, to be answered in place."""
+def _batch_item(item: Any, ttl: int) -> engine.PostingRequest:
+    """Parse one item of a batch; a refusal is kept on the item, to be answered in place."""
     try:
         data = validated(TransactionBatchItemIn, item)
     except Exception as exc:  # noqa: BLE001 - every parsing failure becomes the item's error
-        return batch.BatchEntry(data=None, error=api_error_for(exc))
+        return engine.PostingRequest(refused=api_error_for(exc))
     key = data.pop("idempotency_key", None)
     body = {k: v for k, v in item.items() if k != "idempotencyKey"}
-    return batch.BatchEntry(data=data, key=key, request_hash=_body_hash(body))
-
-
-def render_batch(outcomes: list[batch.ItemOutcome], *, atomic: bool) -> list[Any]:
-    if atomic:
-        return [outcome.body for outcome in outcomes]
-    rendered = []
-    for index, outcome in enumerate(outcomes):
-        item: dict[str, Any] = {"index": index, "status": outcome.status}
-        item["transaction" if outcome.ok else "error"] = outcome.body
-        if outcome.replayed:
-            item["idempotentReplayed"] = True
-        rendered.append(item)
-    return rendered
+    claim = idempotency.Claim(key, idempotency.request_hash(body), ttl) if key else None
+    return posting_request(data, claim)
 
 
 class TransactionBatch(ScopedAPIView):
@@ -212,11 +125,7 @@ class TransactionBatch(ScopedAPIView):
 
     @extend_schema(
         request=TransactionBatchIn,
-        parameters=[
-            OpenApiParameter("idempotencyKey", str, OpenApiParameter.HEADER),
-            OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER),
-            OpenApiParameter("tolerance", int, OpenApiParameter.HEADER),
-        ],
+        parameters=KEY_HEADERS,
         responses={
             201: OpenApiResponse(
                 TransactionOut(many=True),
@@ -231,29 +140,13 @@ class TransactionBatch(ScopedAPIView):
     )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         data = validated(TransactionBatchIn, request.data)
-        atomic = data["atomic"]
-        status_code = status.HTTP_201_CREATED if atomic else status.HTTP_200_OK
-        claim = _claim_for(
-            request,
-            request.data,
-            render=functools.partial(render_batch, atomic=atomic),
-            status_code=status_code,
+        claim = _claim(request, request.data)
+        ttl = (
+            idempotency.parse_tolerance(request.headers.get("tolerance")) or idempotency.DEFAULT_TTL
         )
-        replay = _known_answer(self.ledger, claim)
-        if replay is not None:
-            return replay
-        tolerance = _tolerance(request)
-        try:
-            outcomes = batch.transactions_post_batch(
-                ledger=self.ledger,
-                entries=[_batch_entry(item) for item in data["transactions"]],
-                atomic=atomic,
-                ttl_seconds=tolerance if tolerance else DEFAULT_KEY_TTL,
-                claim=claim,
-            )
-        except services.IdempotentReplay as replayed:
-            return _replay(replayed.record)
-        return Response(render_batch(outcomes, atomic=atomic), status=status_code)
+        items = [_batch_item(item, ttl) for item in data["transactions"]]
+        result = engine.post_batch(self.ledger, items, atomic=data["atomic"], claim=claim)
+        return _respond(*answers.batch(result, atomic=data["atomic"]))
 
 
 class TransactionItem(ScopedAPIView):
@@ -263,7 +156,7 @@ class TransactionItem(ScopedAPIView):
         tx = selectors.transactions_of(self.ledger).filter(pk=pk).first()
         if tx is None:
             raise not_found("transaction")
-        return Response(render_transaction(tx))
+        return Response(transaction_data(tx))
 
 
 class TransactionAction(ScopedAPIView):
@@ -283,14 +176,9 @@ class TransactionAction(ScopedAPIView):
     )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         pk = parse_id(kwargs["transaction_id"], "transaction")
-        service = {
-            "commit": services.transaction_commit,
-            "revert": services.transaction_revert,
-            "cancel": services.transaction_cancel,
-        }[self.action]
-        tx = service(ledger=self.ledger, transaction_id=pk)
+        tx = states.ACTIONS[self.action](ledger=self.ledger, transaction_id=pk)
         created = self.action != "commit"
-        return Response(render_transaction(tx), status=201 if created else 200)
+        return Response(transaction_data(tx), status=201 if created else 200)
 
 
 class AccountScopedView(ScopedAPIView):
@@ -356,7 +244,7 @@ class ChartView(ScopedAPIView):
         data = validated(ChartIn, request.data)
         limit = digits_to_int(request.query_params.get("limit", "3"))
         if limit is None or not 1 <= limit <= 100:
-            raise ApiError(
+            raise LedgerError(
                 ErrorCode.INVALID_QUERY_PARAMETER,
                 "limit must be an integer from 1 to 100.",
                 fields={"limit": "1 to 100"},

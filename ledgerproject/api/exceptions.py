@@ -12,7 +12,7 @@ from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions
 from rest_framework.response import Response
 
-from ledgerproject.api.errors import ApiError, ErrorCode
+from ledgerproject.errors import ErrorCode, LedgerError
 
 logger = logging.getLogger("ledgerproject.api")
 
@@ -42,49 +42,51 @@ def _codes(detail: Any) -> set[str]:
     return {getattr(detail, "code", "invalid")}
 
 
-def api_error_for(exc: Exception) -> ApiError:
+def api_error_for(exc: Exception) -> LedgerError:
     """Map any exception to the application error it stands for."""
-    if isinstance(exc, ApiError):
+    if isinstance(exc, LedgerError):
         return exc
     if isinstance(exc, exceptions.ValidationError):
         fields = _flatten(exc.detail)
         if "required" in _codes(exc.detail):
             missing = sorted(k for k, v in fields.items() if "required" in v)
-            return ApiError(
+            return LedgerError(
                 ErrorCode.MISSING_FIELDS,
                 f"Missing required fields: {', '.join(missing) or 'see fields'}.",
                 fields=fields,
             )
         summary = "; ".join(f"{k}: {v}" for k, v in fields.items())
-        return ApiError(ErrorCode.BAD_REQUEST, f"Invalid request: {summary}", fields=fields)
+        return LedgerError(ErrorCode.BAD_REQUEST, f"Invalid request: {summary}", fields=fields)
     if isinstance(exc, exceptions.ParseError):
-        return ApiError(ErrorCode.BAD_REQUEST, f"Malformed request body: {exc.detail}")
+        return LedgerError(ErrorCode.BAD_REQUEST, f"Malformed request body: {exc.detail}")
     if isinstance(exc, exceptions.UnsupportedMediaType):
-        return ApiError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, str(exc.detail))
+        return LedgerError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, str(exc.detail))
     if isinstance(exc, exceptions.NotAuthenticated):
-        return ApiError(ErrorCode.TOKEN_MISSING, "Send the header 'Authorization: Bearer <token>'.")
+        return LedgerError(
+            ErrorCode.TOKEN_MISSING, "Send the header 'Authorization: Bearer <token>'."
+        )
     if isinstance(exc, exceptions.AuthenticationFailed):
-        return ApiError(ErrorCode.INVALID_TOKEN, str(exc.detail))
+        return LedgerError(ErrorCode.INVALID_TOKEN, str(exc.detail))
     if isinstance(exc, (exceptions.PermissionDenied, DjangoPermissionDenied)):
         detail = getattr(exc, "detail", None) or "This token may not perform this action."
-        return ApiError(ErrorCode.INSUFFICIENT_PRIVILEGES, str(detail))
+        return LedgerError(ErrorCode.INSUFFICIENT_PRIVILEGES, str(detail))
     if isinstance(exc, (exceptions.NotFound, Http404)):
-        return ApiError(ErrorCode.NOT_FOUND, "The requested resource was not found.")
+        return LedgerError(ErrorCode.NOT_FOUND, "The requested resource was not found.")
     if isinstance(exc, exceptions.MethodNotAllowed):
-        return ApiError(ErrorCode.METHOD_NOT_ALLOWED, str(exc.detail))
+        return LedgerError(ErrorCode.METHOD_NOT_ALLOWED, str(exc.detail))
     if isinstance(exc, exceptions.Throttled):
-        return ApiError(ErrorCode.THROTTLED, str(exc.detail))
+        return LedgerError(ErrorCode.THROTTLED, str(exc.detail))
     if isinstance(exc, RequestDataTooBig):
-        return ApiError(ErrorCode.REQUEST_TOO_LARGE, "The request body is too large.")
+        return LedgerError(ErrorCode.REQUEST_TOO_LARGE, "The request body is too large.")
     if isinstance(exc, exceptions.APIException):
-        error = ApiError(ErrorCode.BAD_REQUEST, str(exc.detail))
+        error = LedgerError(ErrorCode.BAD_REQUEST, str(exc.detail))
         error.status_override = exc.status_code  # type: ignore[attr-defined]
         return error
     logger.exception("Unhandled error", exc_info=exc)
-    return ApiError(ErrorCode.INTERNAL_SERVER_ERROR, "An unexpected error occurred.")
+    return LedgerError(ErrorCode.INTERNAL_SERVER_ERROR, "An unexpected error occurred.")
 
 
-def error_status(error: ApiError) -> int:
+def error_status(error: LedgerError) -> int:
     return int(getattr(error, "status_override", error.http_status))
 
 
@@ -98,7 +100,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     return Response(error.as_body(), status=error_status(error), headers=headers)
 
 
-def json_error_response(error: ApiError) -> JsonResponse:
+def json_error_response(error: LedgerError) -> JsonResponse:
     return JsonResponse(error.as_body(), status=error_status(error))
 
 
@@ -106,7 +108,7 @@ def server_error(request: HttpRequest) -> Any:
     """``handler500``: the envelope under /v1, Django's plain page elsewhere."""
     if request.path.startswith("/v1"):
         return json_error_response(
-            ApiError(ErrorCode.INTERNAL_SERVER_ERROR, "An unexpected error occurred.")
+            LedgerError(ErrorCode.INTERNAL_SERVER_ERROR, "An unexpected error occurred.")
         )
     from django.views.defaults import server_error as default_server_error
 
@@ -115,7 +117,7 @@ def server_error(request: HttpRequest) -> Any:
 
 def not_found(request: HttpRequest, exception: Exception) -> Any:
     if request.path.startswith("/v1"):
-        return json_error_response(ApiError(ErrorCode.NOT_FOUND, "No such endpoint."))
+        return json_error_response(LedgerError(ErrorCode.NOT_FOUND, "No such endpoint."))
     from django.views.defaults import page_not_found
 
     return page_not_found(request, exception)

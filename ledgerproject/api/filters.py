@@ -11,7 +11,7 @@ from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
 from rest_framework.request import Request
 
-from ledgerproject.api.errors import ApiError, ErrorCode
+from ledgerproject.errors import ErrorCode, LedgerError
 
 
 class MultiValueField(forms.Field):
@@ -43,7 +43,7 @@ def _bool_param(request: Request, name: str) -> bool | None:
         return True
     if lowered in {"false", "0"}:
         return False
-    raise ApiError(
+    raise LedgerError(
         ErrorCode.INVALID_QUERY_PARAMETER,
         f"{name} must be true or false.",
         fields={name: "must be true or false"},
@@ -60,7 +60,7 @@ def metadata_pairs(request: Request) -> list[tuple[str, str]]:
             for item in values:
                 key, sep, value = item.partition(":")
                 if not sep or not key:
-                    raise ApiError(
+                    raise LedgerError(
                         ErrorCode.INVALID_QUERY_PARAMETER,
                         "metadata filters are metadata=<key>:<value> or metadata.<key>=<value>.",
                         fields={"metadata": "expected <key>:<value>"},
@@ -79,7 +79,7 @@ def apply_common_filters(queryset: QuerySet[Any], request: Request) -> QuerySet[
     if deleted is not None and not any(
         f.name == "deleted_at" for f in queryset.model._meta.concrete_fields
     ):
-        raise ApiError(
+        raise LedgerError(
             ErrorCode.INVALID_QUERY_PARAMETER,
             f"deleted does not apply here: {queryset.model._meta.verbose_name_plural} are never "
             "deleted.",
@@ -96,7 +96,7 @@ def refuse_nul_characters(request: Request) -> None:
     """PostgreSQL can compare no text with a NUL character in it: 0082, not a crash."""
     for name, values in request.query_params.lists():
         if "\x00" in name or any("\x00" in value for value in values):
-            raise ApiError(
+            raise LedgerError(
                 ErrorCode.INVALID_QUERY_PARAMETER,
                 "Query parameters cannot contain NUL characters.",
                 fields={name.replace("\x00", ""): "contains a NUL character"},
@@ -113,7 +113,7 @@ def run_filterset(
         filterset = filterset_class(request.query_params, queryset=queryset, request=request)
         if not filterset.is_valid():
             fields = {k: " ".join(v) for k, v in filterset.errors.items()}
-            raise ApiError(
+            raise LedgerError(
                 ErrorCode.INVALID_QUERY_PARAMETER,
                 "Invalid query parameters: " + "; ".join(f"{k}: {v}" for k, v in fields.items()),
                 fields=fields,

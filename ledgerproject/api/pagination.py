@@ -15,8 +15,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 
-from ledgerproject.api.errors import ApiError, ErrorCode
-from ledgerproject.api.fields import digits_to_int
+from ledgerproject.errors import ErrorCode, LedgerError
+from ledgerproject.formats import digits_to_int
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
@@ -37,8 +37,8 @@ def approx_size(row: Any) -> int:
     return size
 
 
-def _bad(param: str, message: str) -> ApiError:
-    return ApiError(ErrorCode.INVALID_QUERY_PARAMETER, message, fields={param: message})
+def _bad(param: str, message: str) -> LedgerError:
+    return LedgerError(ErrorCode.INVALID_QUERY_PARAMETER, message, fields={param: message})
 
 
 def encode_cursor(first: Any, pk: uuid.UUID) -> str:
@@ -82,7 +82,7 @@ class KeysetPage:
                 raise _bad("limit", "limit must be a positive integer.")
             self.limit = limit
             if self.limit > MAX_LIMIT:
-                raise ApiError(
+                raise LedgerError(
                     ErrorCode.PAGINATION_LIMIT_EXCEEDED,
                     f"limit may be at most {MAX_LIMIT}.",
                     fields={"limit": f"at most {MAX_LIMIT}"},

@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 from rest_framework import serializers
 
-from ledgerproject.api.errors import ApiError, ErrorCode
+from ledgerproject.errors import ErrorCode, LedgerError
 
 
 class InputSerializer(serializers.Serializer):
@@ -20,17 +20,17 @@ class InputSerializer(serializers.Serializer):
 
     def to_internal_value(self, data: Any) -> Any:
         if not isinstance(data, dict):
-            raise ApiError(ErrorCode.BAD_REQUEST, "The request body must be a JSON object.")
+            raise LedgerError(ErrorCode.BAD_REQUEST, "The request body must be a JSON object.")
         locked = sorted(k for k in data if k in self.unmodifiable)
         if locked:
-            raise ApiError(
+            raise LedgerError(
                 ErrorCode.UNMODIFIABLE_FIELD,
                 f"These fields cannot be modified: {', '.join(locked)}.",
                 fields={k: "cannot be modified" for k in locked},
             )
         unknown = sorted(set(data) - set(self.fields))
         if unknown:
-            raise ApiError(
+            raise LedgerError(
                 ErrorCode.UNEXPECTED_FIELDS,
                 f"Unexpected fields in the request: {', '.join(unknown)}.",
                 fields={k: "unexpected field" for k in unknown},

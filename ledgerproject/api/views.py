@@ -17,10 +17,10 @@ from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
 from ledgerproject.api.authentication import TokenPrincipal, principal_of
-from ledgerproject.api.errors import ApiError, ErrorCode
 from ledgerproject.api.filters import run_filterset
 from ledgerproject.api.pagination import KeysetPage
 from ledgerproject.api.serializers import InputSerializer, validated
+from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.models import Ledger, Organization
 from organizations.selectors import (
     ledger_get_for,
@@ -89,7 +89,7 @@ class ResourceView(ScopedAPIView):
 
     def input(self, serializer: type[InputSerializer] | None, **kwargs: Any) -> dict[str, Any]:
         if serializer is None:
-            raise ApiError(ErrorCode.METHOD_NOT_ALLOWED, "This method is not allowed here.")
+            raise LedgerError(ErrorCode.METHOD_NOT_ALLOWED, "This method is not allowed here.")
         return validated(
             serializer, self.request.data, context={"request": self.request, "view": self}, **kwargs
         )
@@ -139,7 +139,7 @@ class ItemView(ResourceView):
 
 def ensure_not_deleted(obj: Any, noun: str = "resource") -> None:
     if getattr(obj, "deleted_at", None) is not None:
-        raise ApiError(ErrorCode.ALREADY_REMOVED, f"The {noun} has already been removed.")
+        raise LedgerError(ErrorCode.ALREADY_REMOVED, f"The {noun} has already been removed.")
 
 
 class UnknownEndpointView(APIView):
@@ -151,7 +151,7 @@ class UnknownEndpointView(APIView):
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
         return JsonResponse(
-            ApiError(ErrorCode.NOT_FOUND, "No such endpoint.").as_body(), status=404
+            LedgerError(ErrorCode.NOT_FOUND, "No such endpoint.").as_body(), status=404
         )
 
 

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
+from organizations.models import Balance
 from tests.admin.helpers import ledger_of
 from transactions.charts_svg import Bar, format_amount, horizontal_bars, vertical_bars
-from transactions.models import Balance
 
 
 @pytest.fixture

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import pytest
 
+from organizations.models import Balance
 from tests.admin.helpers import count_queries, ledger_of
-from transactions.models import Balance, IdempotencyKey, Operation, Transaction
+from transactions.models import IdempotencyKey, Operation, Transaction
 
 RECORDS = [
     "transactions/transaction",
     "transactions/operation",
-    "transactions/balance",
+    "organizations/balance",
     "transactions/idempotencykey",
 ]
 

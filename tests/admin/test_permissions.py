@@ -23,7 +23,7 @@ def test_a_staff_user_without_permissions_sees_nothing(main_ledger):
     assert "/admin/organizations/ledger/" not in index
     for url in (
         "/admin/transactions/transaction/",
-        "/admin/transactions/balance/",
+        "/admin/organizations/balance/",
         f"/admin/organizations/ledger/{main_ledger.pk}/change/",
         f"/admin/organizations/ledger/{main_ledger.pk}/dashboard/",
         f"/admin/organizations/ledger/{main_ledger.pk}/post/",
@@ -36,8 +36,8 @@ def test_view_permissions_open_only_their_models_and_the_dashboard(book, main_le
     client = staff_client("organizations.view_ledger", "transactions.view_transaction")
     index = client.get("/admin/").content.decode()
     assert "/admin/transactions/transaction/" in index
-    assert "/admin/transactions/balance/" not in index
-    assert client.get("/admin/transactions/balance/").status_code == 403
+    assert "/admin/organizations/balance/" not in index
+    assert client.get("/admin/organizations/balance/").status_code == 403
     assert client.get(f"/admin/organizations/ledger/{main_ledger.pk}/dashboard/").status_code == 200
     assert client.get(f"/admin/organizations/ledger/{main_ledger.pk}/post/").status_code == 403
     listing = client.get("/admin/transactions/transaction/").content.decode()

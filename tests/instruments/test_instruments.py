@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from instruments import services as instrument_services
+from organizations.models import Balance
 from tests.conftest import assert_error
 from tests.organizations.helpers import (
     account,
@@ -15,7 +16,6 @@ from tests.organizations.helpers import (
     instrument,
     set_balance,
 )
-from transactions.models import Balance
 
 DOLLAR = {"name": "US Dollar", "type": "currency", "code": "USD"}
 FIELDS = {

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from organizations.models import Balance
 from tests.conftest import Api, assert_error, make_token
-from transactions.models import Balance
 
 
 def create(api: Api, url: str, body: dict[str, Any]) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from organizations.models import Balance
 from tests.conftest import assert_error
 from tests.organizations.helpers import (
     account,
@@ -14,7 +15,6 @@ from tests.organizations.helpers import (
     instrument,
     set_balance,
 )
-from transactions.models import Balance
 
 FIELDS = {
     "id",

@@ -41,7 +41,7 @@ def test_the_tenant_tables_are_the_expected_ones():
         "organizations_portfolio",
         "organizations_product",
         "templates_dsl_transactiontemplate",
-        "transactions_balance",
+        "organizations_balance",
         "transactions_idempotencykey",
         "transactions_operation",
         "transactions_transaction",

@@ -18,8 +18,9 @@ from django.apps import apps
 from django.db import IntegrityError, connection, models, transaction
 
 from instruments.models import Rate
+from organizations.models import Balance
 from tests.organizations.helpers import instrument
-from transactions.models import Balance, IdempotencyKey, Operation, Transaction
+from transactions.models import IdempotencyKey, Operation, Transaction
 
 ALREADY_PROVEN = {"balance_available_not_negative"}
 POSITIVE_FIELDS = (

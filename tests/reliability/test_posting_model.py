@@ -34,11 +34,11 @@ from hypothesis.stateful import (
 )
 
 from ledgerproject.amounts import in_range
-from organizations.models import Ledger
+from organizations.models import Balance, Ledger
 from tests.conftest import Api, make_token
 from tests.reliability.conftest import scaled
 from transactions.integrity import ledger_check
-from transactions.models import Balance, Transaction
+from transactions.models import Transaction
 
 FIGURES: Counter[str] = Counter()
 ALIASES = ["@a", "@b", "@c", "@d", "@e", "@sink"]

@@ -7,7 +7,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledgerproject.api.errors import ApiError, ErrorCode
+from ledgerproject.errors import ErrorCode, LedgerError
 from templates_dsl.checks import check_template
 from templates_dsl.errors import TemplateError
 from templates_dsl.formatter import format_template
@@ -64,7 +64,7 @@ def assert_refused_cleanly(text: str) -> None:
         assert error.column >= 1
         assert error.description.startswith(f"line {error.line}, column {error.column}: ")
         return
-    except ApiError as error:
+    except LedgerError as error:
         assert error.error is ErrorCode.EMPTY_DSL
         assert not text.strip() or text.lstrip().startswith(";")
         return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ledgerproject.api.errors import ApiError, ErrorCode
+from ledgerproject.errors import ErrorCode, LedgerError
 from templates_dsl import ast
 from templates_dsl.errors import TemplateError
 from templates_dsl.parser import TemplateParser, parse
@@ -212,7 +212,7 @@ def test_it_has_a_grammar_without_conflicts():
 
 @pytest.mark.parametrize("text", ["", "   \n\t\n", "; only a comment\n  ; and another"])
 def test_it_refuses_empty_text_with_0049(text):
-    with pytest.raises(ApiError) as caught:
+    with pytest.raises(LedgerError) as caught:
         parse(text)
     assert caught.value.error is ErrorCode.EMPTY_DSL
     assert not isinstance(caught.value, TemplateError)

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ledgerproject.amounts import MAX_AMOUNT
-from ledgerproject.api.errors import ApiError, ErrorCode
+from ledgerproject.errors import ErrorCode, LedgerError
 from templates_dsl.compile import compile_template
 from templates_dsl.planner import Leg, PostingPlan, plan_posting
 from tests.templates_dsl.test_parser import EXAMPLE, SPLIT
@@ -32,8 +32,8 @@ NO_REMAINING = build(
 )
 
 
-def refusal(text: str, variables: dict[str, object]) -> ApiError:
-    with pytest.raises(ApiError) as caught:
+def refusal(text: str, variables: dict[str, object]) -> LedgerError:
+    with pytest.raises(LedgerError) as caught:
         plan_posting(compile_template(text), variables)
     return caught.value
 
@@ -237,7 +237,7 @@ def test_it_balances_every_plan_or_refuses_with_a_catalogue_error(amount, fee, s
     template = compile_template(EXAMPLE)
     try:
         plan = plan_posting(template, {"amount": amount, "fee": fee, "source": source})
-    except ApiError as error:
+    except LedgerError as error:
         assert error.error in {
             ErrorCode.BAD_REQUEST,
             ErrorCode.TRANSACTION_VALUE_MISMATCH,

@@ -7,7 +7,8 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
-from transactions.models import Balance, Transaction
+from organizations.models import Balance
+from transactions.models import Transaction
 
 
 def _run(*args):

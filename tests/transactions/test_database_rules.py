@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from django.db import IntegrityError, connection, transaction
 
-from transactions.models import Balance, Operation
+from organizations.models import Balance
+from transactions.models import Operation
 
 
 def _raw(sql: str, params: list) -> None:
@@ -17,12 +18,12 @@ def test_it_refuses_a_negative_balance_outside_external_accounts(book):
     alice = Balance.objects.get(account__alias="@alice")
     with pytest.raises(IntegrityError):
         _raw(
-            "UPDATE transactions_balance SET available = -1 WHERE id = %s",
+            "UPDATE organizations_balance SET available = -1 WHERE id = %s",
             [alice.pk.hex if connection.vendor == "sqlite" else alice.pk],
         )
     external = Balance.objects.get(account__alias="@external/BRL")
     _raw(
-        "UPDATE transactions_balance SET available = -1 WHERE id = %s",
+        "UPDATE organizations_balance SET available = -1 WHERE id = %s",
         [external.pk.hex if connection.vendor == "sqlite" else external.pk],
     )
     assert Balance.objects.get(pk=external.pk).available == -1

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ledgerproject.api.errors import ApiError
+from ledgerproject.errors import LedgerError
 from organizations.models import ApiToken
 from organizations.services import token_create
 
@@ -47,7 +47,7 @@ class Command(BaseCommand):
                 read_only=options["read_only"],
                 expires_in_days=days,
             )
-        except ApiError as exc:
+        except LedgerError as exc:
             raise CommandError(exc.description) from exc
         scope = ", ".join(str(o) for o in options["organization"]) or "all organizations"
         self.stderr.write(

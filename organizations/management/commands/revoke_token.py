@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ledgerproject.api.errors import ApiError
+from ledgerproject.errors import LedgerError
 from organizations.services import token_revoke
 
 
@@ -19,6 +19,6 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             token = token_revoke(name=options["name"])
-        except ApiError as exc:
+        except LedgerError as exc:
             raise CommandError(exc.description) from exc
         self.stdout.write(f"Revoked token '{token.name}'.")

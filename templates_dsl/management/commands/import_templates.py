@@ -10,8 +10,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from ledgerproject.api.errors import ApiError
 from ledgerproject.cli import add_ledger_arguments, ledger_from_options, progress
+from ledgerproject.errors import LedgerError
 from organizations.models import Ledger
 from templates_dsl import services
 from templates_dsl.selectors import templates_active
@@ -91,5 +91,5 @@ class Command(BaseCommand):
                 current.ledger = ledger
                 services.template_replace(template=current, text=text)
                 return f"updated {code}"
-        except ApiError as exc:
+        except LedgerError as exc:
             return f"FAILED {exc.error.code} {exc.description}"

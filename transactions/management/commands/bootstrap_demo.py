@@ -27,8 +27,8 @@ from organizations.services import (
 from templates_dsl.compile import compile_template
 from templates_dsl.selectors import templates_active
 from templates_dsl.services import template_create
+from transactions import engine
 from transactions.models import Transaction
-from transactions.services import transaction_post
 
 DEMO_DOCUMENT = "DEMO-0001"
 DEMO_TOKEN = "demo"
@@ -90,10 +90,11 @@ class Command(BaseCommand):
             if not templates_active(ledger).filter(code=compile_template(text).code).exists():
                 template_create(ledger=ledger, text=text)
         if not Transaction.objects.filter(ledger=ledger).exists():
-            transaction_post(
-                ledger=ledger,
-                template_code="FUND",
-                variables={"amount": 100_000, "account": "@alice"},
+            engine.post(
+                ledger,
+                engine.PostingRequest(
+                    template_code="FUND", variables={"amount": 100_000, "account": "@alice"}
+                ),
             )
 
     def demo_examples(self, ledger_url: str, raw: str) -> list[str]:

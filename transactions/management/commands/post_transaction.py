@@ -4,19 +4,17 @@ transaction exactly as the API renders it."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rest_framework.renderers import JSONRenderer
 
-from ledgerproject.api.errors import ApiError, ErrorCode
-from ledgerproject.api.fields import digits_to_int
 from ledgerproject.cli import add_ledger_arguments, api_error, ledger_from_options
+from ledgerproject.errors import LedgerError
+from ledgerproject.formats import digits_to_int
 from ledgerproject.metadata import validate_metadata
-from transactions import services
-from transactions.views import DEFAULT_KEY_TTL, render_transaction
+from transactions import answers, engine, idempotency
+from transactions.serializers import transaction_data
 
 
 def pair(text: str) -> tuple[str, str]:
@@ -84,48 +82,26 @@ class Command(BaseCommand):
             body["metadata"] = dict(map(pair, options["metadata"]))
         try:
             metadata = validate_metadata(body.get("metadata", {}))
-            arguments = {
-                "ledger": ledger,
-                "template_code": options["template"],
-                "variables": variables,
-                "metadata": metadata,
-                "description": options["description"],
-                "pending": True if options["pending"] else None,
-            }
+            request = engine.PostingRequest(
+                template_code=options["template"],
+                variables=variables,
+                metadata=metadata,
+                description=options["description"],
+                pending=True if options["pending"] else None,
+            )
             if options["dry_run"]:
-                data = render_transaction(services.transaction_post(dry_run=True, **arguments))
+                outcome = engine.post(ledger, request, dry_run=True)
+                assert outcome.transaction is not None
+                data, replayed = transaction_data(outcome.transaction), False
             else:
-                data = self.post(arguments, body, options["idempotency_key"])
-        except ApiError as exc:
+                key = options["idempotency_key"]
+                request.claim = idempotency.claim_for(key=key, tolerance=None, body=body)
+                _, data, replayed = answers.posting(engine.post(ledger, request))
+        except LedgerError as exc:
             raise api_error(exc) from exc
+        if replayed:
+            self.stderr.write(
+                f"Replayed: the idempotency key {options['idempotency_key']!r} was already "
+                "used; nothing posted."
+            )
         self.stdout.write(JSONRenderer().render(data).decode())
-
-    def post(self, arguments: dict[str, Any], body: dict[str, Any], key: str | None) -> Any:
-        if key is None:
-            return render_transaction(services.transaction_post(**arguments))
-        if not 1 <= len(key) <= 255:
-            raise ApiError(
-                ErrorCode.BAD_REQUEST, "The idempotency key must be 1 to 255 characters."
-            )
-        canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
-        claim = services.IdempotencyClaim(
-            key=key,
-            request_hash=hashlib.sha256(canonical.encode()).hexdigest(),
-            ttl_seconds=DEFAULT_KEY_TTL,
-            render=render_transaction,
-        )
-        record = services.idempotency_lookup(ledger=arguments["ledger"], key=key)
-        if record is None:
-            try:
-                return render_transaction(services.transaction_post(claim=claim, **arguments))
-            except services.IdempotentReplay as replay:
-                record = replay.record
-        if record.request_hash != claim.request_hash:
-            raise ApiError(
-                ErrorCode.IDEMPOTENCY_KEY_MISMATCH,
-                "This idempotency key was already used with a different request.",
-            )
-        self.stderr.write(
-            f"Replayed: the idempotency key {key!r} was already used; nothing posted."
-        )
-        return record.response_body

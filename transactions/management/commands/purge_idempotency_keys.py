@@ -6,11 +6,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from transactions.services import idempotency_keys_purge
+from transactions import idempotency
 
 
 class Command(BaseCommand):
     help = "Delete idempotency keys whose lifetime has ended. Safe to run at any time (cron)."
 
     def handle(self, *args: Any, **options: Any) -> None:
-        self.stdout.write(f"Purged {idempotency_keys_purge()} expired idempotency key(s).")
+        self.stdout.write(f"Purged {idempotency.purge()} expired idempotency key(s).")

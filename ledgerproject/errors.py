@@ -1,7 +1,9 @@
-"""The error catalogue (API-CONTRACT.md section 8) and the one application error type.
+"""The error catalogue and the one domain error type.
 
-Every refusal in the service is an ``ApiError`` carrying an ``ErrorCode``; the exception handler
-in ``ledgerproject.api.exceptions`` renders it as ``{code, title, description[, fields]}``.
+Every refusal in the service is a ``LedgerError`` carrying an ``ErrorCode`` (its code, title and
+the HTTP status the catalogue gives it). The domain raises it and knows nothing of HTTP; the API's
+exception handler (``ledgerproject.api.exceptions``) renders it as ``{code, title, description
+[, fields]}``, the admin and the commands show its description.
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ class ErrorCode(enum.Enum):
     THROTTLED = ("0047", 429, "Too Many Requests")
 
 
-class ApiError(Exception):
+class LedgerError(Exception):
     """The one application error: a catalogue entry, a sentence for people, optional fields."""
 
     def __init__(

@@ -1,0 +1,84 @@
+"""The answers of postings, rendered once: by the API's views and by ``post_transaction``.
+
+A fresh outcome is rendered with the API's transaction renderer, after COMMIT, and the rendering
+is recorded on the idempotency key written with it (``engine.record_answers``), so a replay
+answers the very same body. A key whose answer was never recorded (the process died between
+COMMIT and that write) is answered from what it references."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from transactions import engine
+from transactions.models import IdempotencyKey, Operation, Transaction
+from transactions.serializers import transaction_data
+
+
+def _with_operations(tx: Transaction) -> Transaction:
+    operations = Operation.objects.filter(transaction_id=tx.pk).order_by("created_at", "id")
+    return engine.attach_operations(tx, list(operations))
+
+
+def replayed_body(record: IdempotencyKey) -> Any:
+    if record.response_body is not None:
+        return record.response_body
+    if record.transaction_id is not None and record.outcome is None:
+        return transaction_data(_with_operations(record.transaction))
+    rows = record.outcome or []
+    ids = [row["transactionId"] for row in rows if row.get("transactionId")]
+    txs = {str(tx.pk): tx for tx in Transaction.objects.filter(pk__in=ids)}
+    items = []
+    for row in rows:
+        tx = txs.get(row.get("transactionId") or "")
+        body = transaction_data(_with_operations(tx)) if tx else row.get("error")
+        items.append((row["status"], body))
+    if record.response_status == 201:
+        return [body for _, body in items]
+    return [_batch_item(i, status, body, False) for i, (status, body) in enumerate(items)]
+
+
+def posting(outcome: engine.Outcome) -> tuple[int, Any, bool]:
+    """``(status, body, replayed)`` of one posting."""
+    if outcome.replay is not None:
+        return outcome.replay.response_status, replayed_body(outcome.replay), True
+    assert outcome.transaction is not None
+    body = transaction_data(outcome.transaction)
+    engine.record_answers([outcome], [body])
+    return outcome.status, body, False
+
+
+def _batch_item(index: int, status: int, body: Any, replayed: bool) -> dict[str, Any]:
+    item: dict[str, Any] = {"index": index, "status": status}
+    item["transaction" if status < 400 else "error"] = body
+    if replayed:
+        item["idempotentReplayed"] = True
+    return item
+
+
+def batch(result: engine.Batch, *, atomic: bool) -> tuple[int, Any, bool]:
+    """``(status, body, replayed)`` of a batch: atomic, the transactions (201); otherwise
+    each item's status and transaction or error, in order (200)."""
+    if result.replay is not None:
+        return result.replay.response_status, replayed_body(result.replay), True
+    rendered = []
+    for outcome in result.outcomes:
+        if outcome.replay is not None and outcome.transaction is None:
+            body = replayed_body(outcome.replay)
+        elif outcome.error is not None:
+            body = outcome.error.as_body()
+        else:
+            assert outcome.transaction is not None
+            body = transaction_data(outcome.transaction)
+        rendered.append(body)
+    fresh = [o for o in result.outcomes if o.record is not None and o.replay is None]
+    engine.record_answers(fresh, [b for o, b in zip(result.outcomes, rendered, strict=True)
+                                  if o.record is not None and o.replay is None])  # fmt: skip
+    if atomic:
+        body: Any = rendered
+    else:
+        body = [
+            _batch_item(i, o.status, b, o.replay is not None)
+            for i, (o, b) in enumerate(zip(result.outcomes, rendered, strict=True))
+        ]
+    engine.record_answers([result], [body])
+    return (201 if atomic else 200), body, False

@@ -1,0 +1,413 @@
+"""The posting engine: the one way money moves. The API, the batch endpoint, the admin and every
+command call it, and nothing below it.
+
+A posting goes: validation (the caller parsed the request) -> lookups (templates, parents and
+accounts, one query per kind) -> plan (the template and its variables make the legs) -> checks
+(accounts' asset, status and flags) -> one durable database transaction: idempotency keys taken,
+balances locked in id order, the legs applied to them in memory (``money.BalanceBook``), and
+one guarded write of transactions, operations and balances -> the caller renders the answer,
+once, after COMMIT, and records it on the key (``record_answers``).
+
+A single posting is a batch of one, atomic: there is no second path. Commit, revert and cancel
+(``transactions.states``) lock the transaction first, then apply the same book and write.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from ledgerproject.errors import ErrorCode, LedgerError
+from organizations.models import Balance, Ledger
+from organizations.services import ensure_ledger_active
+from transactions import idempotency
+from transactions.guards import Guard, check_account, check_instrument, guard_refusal
+from transactions.locking import lock_balances
+from transactions.lookups import PostingLookups
+from transactions.models import IdempotencyKey, Operation, Transaction
+from transactions.money import CREDIT, DEBIT, BalanceBook, Leg, Step
+from transactions.writes import write_posting
+
+MAX_BATCH = 1000
+
+
+@dataclass
+class PostingRequest:
+    """One posting as an entry point parsed it (or why it was refused while parsing)."""
+
+    template_code: str = ""
+    variables: Mapping[str, Any] = field(default_factory=dict)
+    metadata: Mapping[str, Any] | None = None
+    description: str | None = None
+    pending: bool | None = None
+    parent_id: uuid.UUID | None = None
+    claim: idempotency.Claim | None = None
+    refused: LedgerError | None = None
+
+
+@dataclass
+class Outcome:
+    """What became of one posting: a transaction, a refusal, or a stored answer replayed."""
+
+    status: int
+    transaction: Transaction | None = None
+    error: LedgerError | None = None
+    replay: IdempotencyKey | None = None
+    record: IdempotencyKey | None = None  # the key row written with it, awaiting its answer
+
+    @property
+    def ok(self) -> bool:
+        return self.status < 400
+
+
+@dataclass
+class Batch:
+    """A batch's outcomes in order, or the stored answer of the batch's own key."""
+
+    outcomes: list[Outcome]
+    replay: IdempotencyKey | None = None
+    record: IdempotencyKey | None = None
+
+
+class ItemRefused(Exception):
+    def __init__(self, index: int, error: LedgerError) -> None:
+        self.index, self.error = index, error
+        super().__init__(f"item {index}: {error}")
+
+
+def item_error(index: int, error: LedgerError) -> LedgerError:
+    """An item's refusal as the refusal of a whole atomic batch: ``fields.index`` added."""
+    fields = {"index": str(index)}
+    fields.update({f"transactions[{index}].{k}": v for k, v in (error.fields or {}).items()})
+    return LedgerError(error.error, f"transactions[{index}]: {error.description}", fields=fields)
+
+
+@dataclass
+class Prepared:
+    transaction: Transaction
+    legs: list[Leg]
+
+
+def _prepare(
+    ledger: Ledger, lookups: PostingLookups, request: PostingRequest, planned: Any
+) -> Prepared:
+    template, plan = planned
+    lookups.check_parent(request.parent_id)
+    accounts = lookups.resolve_accounts(leg.alias for leg in plan.legs)
+    legs = []
+    for leg in plan.legs:
+        account = accounts[leg.alias]
+        check_account(account, leg.direction, plan.asset)
+        legs.append(
+            Leg(
+                account.pk,
+                account.alias,
+                account.portfolio_id,
+                leg.direction,
+                leg.amount,
+                leg.description,
+                leg.chart_of_accounts,
+            )
+        )
+    pending = plan.pending if request.pending is None else request.pending
+    tx = Transaction(
+        organization_id=ledger.organization_id,
+        ledger_id=ledger.pk,
+        parent_id=request.parent_id,
+        template=template,
+        type=template.code,
+        description=plan.description if request.description is None else request.description,
+        status=Transaction.PRE_APPROVED if pending else Transaction.SENT,
+        amount=plan.total,
+        scale=plan.scale,
+        asset_code=plan.asset,
+        chart_of_accounts_group_name=plan.group_name,
+        source=list(dict.fromkeys(leg.alias for leg in legs if leg.direction == DEBIT)),
+        destination=list(dict.fromkeys(leg.alias for leg in legs if leg.direction == CREDIT)),
+        metadata={**plan.metadata, **(request.metadata or {})},
+        legs=[leg.as_json() for leg in legs],
+    )
+    return Prepared(tx, legs)
+
+
+def opening_steps(tx: Transaction, legs: list[Leg]) -> list[Step]:
+    """A plain posting moves every leg; a pending one only holds the sources."""
+    if tx.status == Transaction.PRE_APPROVED:
+        return [(leg, Operation.HOLD) for leg in legs if leg.direction == DEBIT]
+    return [(leg, Operation.POST) for leg in legs]
+
+
+def attach_operations(tx: Transaction, operations: list[Operation]) -> Transaction:
+    """Let ``tx.operations.all()`` answer from memory, as a prefetch would."""
+    tx._prefetched_objects_cache = {"operations": operations}  # type: ignore[attr-defined]
+    return tx
+
+
+class _Run:
+    """One request's postings, from parsed items to outcomes."""
+
+    def __init__(self, ledger: Ledger, requests: Sequence[PostingRequest], atomic: bool) -> None:
+        self.ledger, self.requests, self.atomic = ledger, requests, atomic
+        self.outcomes: list[Outcome | None] = [None] * len(requests)
+        self.prepared: dict[int, Prepared] = {}
+        self.refused: dict[int, LedgerError] = {}
+        self.records: dict[int, IdempotencyKey] = {}
+
+    def refuse(self, index: int, error: LedgerError) -> None:
+        self.outcomes[index] = Outcome(error.http_status, error=error)
+        self.refused[index] = error
+
+    def open(self) -> list[int]:
+        return [i for i, outcome in enumerate(self.outcomes) if outcome is None]
+
+    def raise_first_refusal(self) -> None:
+        """Atomic: abort with the refused item of the lowest index, whichever check found it."""
+        if self.atomic and self.refused:
+            index = min(self.refused)
+            raise ItemRefused(index, self.refused[index])
+
+    def replay_known(self) -> None:
+        """Before any work: the items whose keys were already answered replay that answer."""
+        for index, request in enumerate(self.requests):
+            if request.refused is not None:
+                self.refuse(index, request.refused)
+        claims = [c for i in self.open() if (c := self.requests[i].claim)]
+        self._replay_from(idempotency.answered(self.ledger, claims))
+
+    def _replay_from(self, records: Mapping[str, IdempotencyKey]) -> None:
+        for index in self.open():
+            claim = self.requests[index].claim
+            if claim is None:
+                continue
+            try:
+                record = idempotency.replay_of(claim, records.get(claim.key))
+            except LedgerError as error:
+                self.refuse(index, error)
+                continue
+            if record is not None:
+                self.outcomes[index] = Outcome(record.response_status, replay=record)
+
+    def prepare(self) -> None:
+        lookups = PostingLookups(self.ledger)
+        lookups.preload_templates(self.requests[i].template_code for i in self.open())
+        planned = {}
+        for index in self.open():
+            request = self.requests[index]
+            try:
+                planned[index] = lookups.plan(request.template_code, request.variables)
+            except LedgerError as error:
+                self.refuse(index, error)
+        lookups.preload_parents(
+            pid for i in planned if (pid := self.requests[i].parent_id) is not None
+        )
+        lookups.preload_accounts(leg.alias for _, plan in planned.values() for leg in plan.legs)
+        for index, pair in planned.items():
+            try:
+                self.prepared[index] = _prepare(self.ledger, lookups, self.requests[index], pair)
+            except LedgerError as error:
+                self.refuse(index, error)
+
+    def take_keys(self) -> dict[int, int]:
+        """Take the items' keys, writing their rows; answer ``{index: earlier index}`` for
+        repeats of a key within the batch."""
+        first: dict[str, int] = {}
+        repeats: dict[int, int] = {}
+        for index in (i for i in self.open() if self.requests[i].claim):
+            claim = self.requests[index].claim
+            assert claim is not None
+            if claim.key not in first:
+                first[claim.key] = index
+            elif self.requests[first[claim.key]].claim != claim:
+                self.refuse(index, idempotency.mismatch())
+            else:
+                repeats[index] = first[claim.key]
+        rows = []
+        for index in first.values():
+            claim = self.requests[index].claim
+            assert claim is not None
+            prepared = self.prepared.get(index)
+            tx_id = prepared.transaction.pk if prepared else None
+            rows.append(idempotency.Stored(claim, 201, tx_id))
+        taken = idempotency.take(self.ledger, rows)
+        self._replay_from(taken.stored)
+        for key, index in first.items():
+            if key in taken.busy:
+                self.refuse(index, idempotency.running())
+            elif key in taken.mine:
+                self.records[index] = taken.mine[key]
+        return repeats
+
+    def apply(self, skip: set[int]) -> list[int]:
+        """Lock, apply in order (each item sees the balances the ones before it left), write
+        under one guard. Answers the indexes posted."""
+        items = [i for i in self.open() if i in self.prepared and i not in skip]
+        steps = {i: opening_steps(self.prepared[i].transaction, self.prepared[i].legs)
+                 for i in items}  # fmt: skip
+        balances = lock_balances(leg.account_id for i in items for leg, _ in steps[i])
+        book = BalanceBook(balances, now=timezone.now())
+        posted, operations = [], []
+        for index in items:
+            tx = self.prepared[index].transaction
+            # Stamped now that the locks are held, so an account's operations are in time order
+            # as they are in version order (the point-in-time balance relies on it).
+            tx.created_at = tx.updated_at = book.now = timezone.now()
+            try:
+                item_operations = book.apply_all(tx, steps[index])
+            except LedgerError as error:
+                guard = Guard.of(self.ledger.pk, [tx.asset_code], balances_of(steps[index]))
+                self.refuse(index, guard_refusal(guard) or error)
+                continue
+            attach_operations(tx, item_operations)
+            operations += item_operations
+            posted.append(index)
+        if not posted:
+            return []
+        self.raise_first_refusal()
+        touched = sorted({leg.account_id for i in posted for leg, _ in steps[i]})
+        guard = Guard.of(
+            self.ledger.pk, (self.prepared[i].transaction.asset_code for i in posted), touched
+        )
+        txs = [self.prepared[i].transaction for i in posted]
+        if write_posting(txs, operations, [balances[a] for a in touched], guard=guard):
+            for index in posted:
+                self.outcomes[index] = Outcome(201, transaction=self.prepared[index].transaction)
+            return posted
+        # Something was deleted while we waited for the locks: refuse what it touches, then
+        # apply the others again from the balances as they are.
+        for index in posted:
+            asset = self.prepared[index].transaction.asset_code
+            refusal = guard_refusal(Guard.of(self.ledger.pk, [asset], balances_of(steps[index])))
+            if refusal is not None:
+                self.refuse(index, refusal)
+        self.raise_first_refusal()
+        return self.apply(skip)
+
+    def settle_keys(self, repeats: dict[int, int]) -> None:
+        """Refused items keep no key; posted ones point at their rows; repeats follow."""
+        idempotency.release(r for i, r in self.records.items() if i in self.refused)
+        for index, record in self.records.items():
+            outcome = self.outcomes[index]
+            if outcome is not None and index not in self.refused:
+                outcome.record = record
+        for index, earlier in repeats.items():
+            first = self.outcomes[earlier]
+            assert first is not None
+            self.outcomes[index] = Outcome(
+                first.status, first.transaction, first.error, replay=first.record
+            )
+
+
+def balances_of(steps: list[Step]) -> list[uuid.UUID]:
+    return [leg.account_id for leg, _ in steps]
+
+
+def _run(
+    ledger: Ledger,
+    requests: Sequence[PostingRequest],
+    *,
+    atomic: bool,
+    claim: idempotency.Claim | None = None,
+) -> Batch:
+    """Post the requests; raises ``ItemRefused`` (atomic) at the lowest refused index."""
+    ensure_ledger_active(ledger)
+    if claim is not None:
+        stored = idempotency.answered(ledger, [claim]).get(claim.key)
+        replay = idempotency.replay_of(claim, stored)
+        if replay is not None:
+            return Batch([], replay=replay)
+    run = _Run(ledger, requests, atomic)
+    run.replay_known()
+    run.prepare()
+    run.raise_first_refusal()
+    if claim is None and not run.open():  # every item replayed or refused: nothing to write
+        return Batch([o for o in run.outcomes if o is not None])
+    record = None
+    try:
+        with transaction.atomic(durable=True):
+            if claim is not None:
+                status = 201 if atomic else 200
+                taken = idempotency.take(ledger, [idempotency.Stored(claim, status)])
+                if claim.key in taken.busy:
+                    raise idempotency.running()
+                replay = idempotency.replay_of(claim, taken.stored.get(claim.key))
+                if replay is not None:
+                    return Batch([], replay=replay)
+                record = taken.mine[claim.key]
+            repeats = run.take_keys()
+            run.apply(skip=set(repeats))
+            run.raise_first_refusal()
+            run.settle_keys(repeats)
+            outcomes = [o for o in run.outcomes if o is not None]
+            assert len(outcomes) == len(requests)
+            if record is not None:
+                idempotency.keep_outcome(record, [_outcome_row(o) for o in outcomes])
+    except IntegrityError as exc:
+        if idempotency.is_conflict(exc):
+            raise idempotency.running() from exc
+        raise
+    return Batch(outcomes, record=record)
+
+
+def _outcome_row(outcome: Outcome) -> dict[str, Any]:
+    """What a batch key replays from if its rendered answer was never recorded."""
+    if outcome.error is not None:
+        return {"status": outcome.status, "error": outcome.error.as_body()}
+    tx = outcome.transaction or (outcome.replay.transaction if outcome.replay else None)
+    return {"status": outcome.status, "transactionId": str(tx.pk) if tx else None}
+
+
+def post(ledger: Ledger, request: PostingRequest, *, dry_run: bool = False) -> Outcome:
+    """Post one transaction (a batch of one): a 201 outcome or a replay; refusals raise."""
+    if dry_run:
+        return _dry_run(ledger, request)
+    try:
+        (outcome,) = _run(ledger, [request], atomic=True).outcomes
+    except ItemRefused as refused:
+        raise refused.error from None
+    return outcome
+
+
+def post_batch(
+    ledger: Ledger,
+    requests: Sequence[PostingRequest],
+    *,
+    atomic: bool,
+    claim: idempotency.Claim | None = None,
+) -> Batch:
+    """Up to ``MAX_BATCH`` postings, all or none (``atomic``: the first refusal raises with
+    ``fields.index``) or each on its own. ``claim`` is the whole batch's key."""
+    if claim is not None and any(r.claim and r.claim.key == claim.key for r in requests):
+        raise LedgerError(
+            ErrorCode.IDEMPOTENCY_KEY_MISMATCH,
+            "The batch's idempotency key is also the key of one of its items; use distinct keys.",
+        )
+    try:
+        return _run(ledger, requests, atomic=atomic, claim=claim)
+    except ItemRefused as refused:
+        raise item_error(refused.index, refused.error) from None
+
+
+def _dry_run(ledger: Ledger, request: PostingRequest) -> Outcome:
+    """Every check of a posting and the operations it would write; nothing is written."""
+    ensure_ledger_active(ledger)
+    lookups = PostingLookups(ledger)
+    prepared = _prepare(ledger, lookups, request, lookups.plan(request.template_code,
+                                                               request.variables))  # fmt: skip
+    tx = prepared.transaction
+    steps = opening_steps(tx, prepared.legs)
+    check_instrument(ledger.pk, tx.asset_code)
+    balances = {b.account_id: b for b in Balance.objects.filter(account_id__in=balances_of(steps))}
+    tx.created_at = tx.updated_at = timezone.now()
+    operations = BalanceBook(balances, now=tx.created_at).apply_all(tx, steps)
+    return Outcome(200, transaction=attach_operations(tx, operations))
+
+
+def record_answers(outcomes: Sequence[Outcome | Batch], bodies: Sequence[Any]) -> None:
+    """After COMMIT: keep the answers the caller rendered on the key rows written with them."""
+    pairs = [(o.record, body) for o, body in zip(outcomes, bodies, strict=True) if o.record]
+    idempotency.record_answers([r for r, _ in pairs], [b for _, b in pairs])

@@ -1,0 +1,115 @@
+"""What must be true of the accounts and the instrument of a posting: checked once before the
+locks (an account's asset, flags and status), and once more after them (the ledger, the
+instrument and every touched account still active). Deleting a ledger, an instrument or an
+account takes a lock a posting also takes, so a posting that checks after its locks can never
+land in something deleted while it waited."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.db import connection
+
+from instruments.models import Instrument
+from ledgerproject.errors import ErrorCode, LedgerError
+from organizations.locking import lock_ledger_active
+from organizations.models import Account
+from transactions.money import CREDIT, DEBIT
+
+BLOCKED_STATUSES = frozenset({"BLOCKED", "002", "INACTIVE"})
+
+
+def instrument_missing(asset: str) -> LedgerError:
+    return LedgerError(
+        ErrorCode.ASSET_CODE_NOT_FOUND,
+        f"The instrument {asset} does not exist in this ledger or was deleted.",
+    )
+
+
+def check_account(account: Account, direction: str, asset: str) -> None:
+    """Before the locks: the account holds the asset, is active, and may send or receive."""
+    if account.asset_code != asset:
+        raise LedgerError(
+            ErrorCode.MISMATCHED_ASSET_CODE,
+            f"Account {account.alias} holds {account.asset_code}, not {asset}.",
+        )
+    if account.deleted_at is not None or account.status_code in BLOCKED_STATUSES:
+        if account.deleted_at is not None:
+            check_instrument(account.ledger_id, asset)
+        raise LedgerError(
+            ErrorCode.ACCOUNT_STATUS_RESTRICTION, f"Account {account.alias} is deleted or blocked."
+        )
+    if direction == DEBIT and not account.allow_sending:
+        raise LedgerError(
+            ErrorCode.ACCOUNT_STATUS_RESTRICTION, f"Account {account.alias} may not send."
+        )
+    if direction == CREDIT and not account.allow_receiving:
+        raise LedgerError(
+            ErrorCode.ACCOUNT_STATUS_RESTRICTION, f"Account {account.alias} may not receive."
+        )
+
+
+@dataclass(frozen=True)
+class Guard:
+    """After the locks: the ledger is active (and held against its delete), every asset is an
+    active instrument of it, and none of the accounts was deleted. ``writes.write_posting``
+    folds the whole check into its one statement on PostgreSQL."""
+
+    ledger_id: uuid.UUID
+    assets: tuple[str, ...]
+    account_ids: tuple[uuid.UUID, ...]
+
+    @classmethod
+    def of(cls, ledger_id: uuid.UUID, assets: Iterable[str], account_ids: Iterable[uuid.UUID]):
+        return cls(ledger_id, tuple(sorted(set(assets))), tuple(sorted(set(account_ids))))
+
+
+INSTRUMENT_SQL = (
+    "SELECT 1 FROM instruments_instrument WHERE ledger_id = %s AND code = %s "
+    "AND deleted_at IS NULL AND EXISTS (SELECT 1 FROM organizations_ledger "
+    "WHERE id = %s AND deleted_at IS NULL FOR KEY SHARE) LIMIT 1"
+)
+
+
+def check_instrument(ledger_id: uuid.UUID, asset: str) -> None:
+    """The instrument is active in an active ledger (one query), else the refusal."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(INSTRUMENT_SQL, [ledger_id, asset, ledger_id])
+            found = cursor.fetchone() is not None
+    else:
+        found = Instrument.objects.filter(
+            ledger_id=ledger_id, code=asset, deleted_at__isnull=True, ledger__deleted_at=None
+        ).exists()
+    if not found:
+        lock_ledger_active(ledger_id)
+        raise instrument_missing(asset)
+
+
+def guard_refusal(guard: Guard) -> LedgerError | None:
+    """Why the guard does not hold (the ledger, then the first missing instrument, then the
+    deleted accounts), or None."""
+    try:
+        for asset in guard.assets:
+            check_instrument(guard.ledger_id, asset)
+    except LedgerError as error:
+        return error
+    deleted = sorted(
+        Account.objects.filter(pk__in=guard.account_ids, deleted_at__isnull=False).values_list(
+            "alias", flat=True
+        )
+    )
+    if deleted:
+        return LedgerError(
+            ErrorCode.ACCOUNT_STATUS_RESTRICTION,
+            f"Account {', '.join(deleted)} was deleted; nothing was written.",
+        )
+    return None
+
+
+def check_guard(guard: Guard) -> None:
+    refusal = guard_refusal(guard)
+    if refusal is not None:
+        raise refusal

@@ -1,0 +1,156 @@
+"""Commit, revert and cancel: the state machine of a transaction.
+
+Each locks the ledger against its delete, then the transaction row (``FOR NO KEY UPDATE``, so of
+two racing requests exactly one acts on a state), then the balances, and applies the same
+balance book and guarded write as a posting.
+
+- commit: PRE_APPROVED -> SENT; the sources' holds settle, the destinations are credited.
+- cancel: PRE_APPROVED -> CANCELED; a new reverting transaction releases the holds.
+- revert: SENT -> a new reverting transaction, every leg mirrored; PRE_APPROVED -> cancel.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+
+from django.db import transaction
+from django.utils import timezone
+
+from ledgerproject.errors import ErrorCode, LedgerError
+from organizations.locking import lock_ledger_active
+from organizations.models import Ledger
+from transactions.engine import attach_operations
+from transactions.guards import Guard, guard_refusal, instrument_missing
+from transactions.locking import lock_balances, lock_transaction
+from transactions.models import Operation, Transaction
+from transactions.money import CREDIT, DEBIT, BalanceBook, Step, legs_of
+from transactions.writes import write_posting
+
+
+def _write(tx: Transaction, steps: list[Step], *, insert: bool) -> Transaction:
+    """Apply ``steps`` to the locked balances and write them (with ``tx`` when ``insert``).
+    A deleted instrument or account is answered before any other refusal."""
+    touched = sorted({leg.account_id for leg, _ in steps})
+    balances = lock_balances(touched)
+    guard = Guard.of(tx.ledger_id, [tx.asset_code], touched)
+    if insert:
+        tx.created_at = tx.updated_at = timezone.now()
+    try:
+        operations = BalanceBook(balances, now=tx.updated_at).apply_all(tx, steps)
+    except LedgerError as error:
+        raise guard_refusal(guard) or error from None
+    written = write_posting(
+        [tx] if insert else [], operations, [balances[a] for a in touched], guard=guard
+    )
+    if not written:
+        raise guard_refusal(guard) or instrument_missing(tx.asset_code)
+    return attach_operations(tx, operations)
+
+
+def _locked(ledger: Ledger, transaction_id: uuid.UUID) -> Transaction:
+    lock_ledger_active(ledger.pk)
+    return lock_transaction(ledger_id=ledger.pk, transaction_id=transaction_id)
+
+
+def _set_status(tx: Transaction, status: str) -> None:
+    tx.status = status
+    tx.updated_at = timezone.now()
+    tx.save(update_fields=["status", "updated_at"])
+
+
+def commit(*, ledger: Ledger, transaction_id: uuid.UUID) -> Transaction:
+    with transaction.atomic(durable=True):
+        tx = _locked(ledger, transaction_id)
+        if tx.status != Transaction.PRE_APPROVED:
+            raise LedgerError(
+                ErrorCode.INVALID_TRANSACTION_STATUS,
+                f"Only a PRE_APPROVED transaction can be committed; this one is {tx.status}.",
+            )
+        steps = [
+            (leg, Operation.SETTLE if leg.direction == DEBIT else Operation.POST)
+            for leg in legs_of(tx)
+        ]
+        _set_status(tx, Transaction.SENT)
+        _write(tx, steps, insert=False)
+        operations = Operation.objects.filter(transaction_id=tx.pk).order_by("created_at", "id")
+        return attach_operations(tx, list(operations))
+
+
+def revert(*, ledger: Ledger, transaction_id: uuid.UUID) -> Transaction:
+    with transaction.atomic(durable=True):
+        tx = _locked(ledger, transaction_id)
+        _check_revertible(tx)
+        if tx.status == Transaction.PRE_APPROVED:
+            return _cancel_locked(tx)
+        mirrored = [leg.mirrored() for leg in legs_of(tx)]
+        return _write(_reversal_of(tx), [(leg, Operation.POST) for leg in mirrored], insert=True)
+
+
+def cancel(*, ledger: Ledger, transaction_id: uuid.UUID) -> Transaction:
+    with transaction.atomic(durable=True):
+        tx = _locked(ledger, transaction_id)
+        _check_revertible(tx)
+        if tx.status != Transaction.PRE_APPROVED:
+            raise LedgerError(
+                ErrorCode.INVALID_TRANSACTION_STATUS,
+                f"Only a PRE_APPROVED transaction can be canceled; this one is {tx.status}.",
+            )
+        return _cancel_locked(tx)
+
+
+ACTIONS: dict[str, Callable[..., Transaction]] = {
+    "commit": commit,
+    "revert": revert,
+    "cancel": cancel,
+}
+"""The actions by name, for every entry point that offers them (API, admin)."""
+
+
+def _check_revertible(tx: Transaction) -> None:
+    if tx.is_reversal:
+        raise LedgerError(
+            ErrorCode.ALREADY_A_REVERSAL, "A reverting transaction cannot be reverted."
+        )
+    if tx.status == Transaction.CANCELED:
+        raise LedgerError(
+            ErrorCode.INVALID_TRANSACTION_STATUS, "A CANCELED transaction cannot be reverted."
+        )
+    if Transaction.objects.filter(parent_id=tx.pk, is_reversal=True).exists():
+        raise LedgerError(ErrorCode.REVERT_ALREADY_EXISTS, "This transaction was already reverted.")
+    if tx.status not in (Transaction.SENT, Transaction.PRE_APPROVED):
+        raise LedgerError(
+            ErrorCode.INVALID_TRANSACTION_STATUS, f"A {tx.status} transaction cannot be reverted."
+        )
+
+
+def _reversal_of(tx: Transaction) -> Transaction:
+    return Transaction(
+        organization_id=tx.organization_id,
+        ledger_id=tx.ledger_id,
+        parent_id=tx.pk,
+        is_reversal=True,
+        template_id=tx.template_id,
+        type=tx.type,
+        description=tx.description,
+        status=Transaction.SENT,
+        amount=tx.amount,
+        scale=tx.scale,
+        asset_code=tx.asset_code,
+        chart_of_accounts_group_name=tx.chart_of_accounts_group_name,
+        source=list(tx.destination),
+        destination=list(tx.source),
+        metadata=dict(tx.metadata),
+        legs=[leg.mirrored().as_json() for leg in legs_of(tx)],
+    )
+
+
+def _cancel_locked(tx: Transaction) -> Transaction:
+    releases = [
+        (leg.towards(CREDIT), Operation.RELEASE) for leg in legs_of(tx) if leg.direction == DEBIT
+    ]
+    reversal = _write(_reversal_of(tx), releases, insert=True)
+    tx.status = Transaction.CANCELED
+    tx.updated_at = reversal.updated_at
+    tx.save(update_fields=["status", "updated_at"])
+    return reversal
