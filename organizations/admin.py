@@ -23,7 +23,7 @@ from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
@@ -36,11 +36,16 @@ RESOURCE_READONLY = ("id", "created_at", "updated_at", "deleted_at")
 
 
 def admin_url(
-    model: type[Model] | Model, view: str = "changelist", *args: Any, **query: Any
+    model: type[Model] | Model | str, view: str = "changelist", *args: Any, **query: Any
 ) -> str:
-    """The admin URL of a model's changelist (optionally filtered) or of one object's page."""
-    opts = model._meta
-    url = reverse(f"admin:{opts.app_label}_{opts.model_name}_{view}", args=args)
+    """The admin URL of a model's changelist (optionally filtered) or of one object's page.
+    ``model`` may be a label (``"transactions.transaction"``): a page of an app further along
+    is linked by its URL name, never imported."""
+    if isinstance(model, str):
+        app_label, model_name = model.lower().split(".")
+    else:
+        app_label, model_name = model._meta.app_label, model._meta.model_name or ""
+    url = reverse(f"admin:{app_label}_{model_name}_{view}", args=args)
     if query:
         url += "?" + "&".join(f"{key}={value}" for key, value in query.items())
     return url
@@ -190,21 +195,18 @@ class OrganizationAdmin(ResourceAdmin):
 
 
 def ledger_links(ledger_id: Any, *, full: bool = True) -> SafeString:
-    """Where a ledger leads: its contents (lists filtered by it) and its own pages."""
-    from instruments.models import Instrument
-    from templates_dsl.models import TransactionTemplate
-    from transactions.models import Transaction
-
+    """Where a ledger leads: its contents (lists filtered by it) and its own pages (the
+    dashboard and posting page, which ``transactions.admin`` adds to the ledger's admin)."""
     items = [
         (admin_url(Ledger, "dashboard", ledger_id), "dashboard"),
         (admin_url(Ledger, "post", ledger_id), "post a transaction"),
         (admin_url(Account, ledger=ledger_id), "accounts"),
-        (admin_url(TransactionTemplate, ledger=ledger_id), "templates"),
-        (admin_url(Transaction, ledger=ledger_id), "transactions"),
+        (admin_url("templates_dsl.transactiontemplate", ledger=ledger_id), "templates"),
+        (admin_url("transactions.transaction", ledger=ledger_id), "transactions"),
     ]
     if full:
         items += [
-            (admin_url(Instrument, ledger=ledger_id), "instruments"),
+            (admin_url("instruments.instrument", ledger=ledger_id), "instruments"),
             (admin_url(Portfolio, ledger=ledger_id), "portfolios"),
             (admin_url(Product, ledger=ledger_id), "products"),
         ]
@@ -242,30 +244,6 @@ class LedgerAdmin(ResourceAdmin):
 
     def deactivate_one(self, obj: Ledger) -> None:
         services.ledger_delete(ledger=obj)
-
-    def get_urls(self) -> list[Any]:
-        from transactions import admin_views
-
-        def view(func: Any) -> Any:
-            def wrapped(request: HttpRequest, object_id: str) -> Any:
-                return func(request, object_id, model_admin=self)
-
-            return self.admin_site.admin_view(wrapped)
-
-        info = self.opts.app_label, self.opts.model_name
-        return [
-            path(
-                "<path:object_id>/dashboard/",
-                view(admin_views.ledger_dashboard),
-                name="{}_{}_dashboard".format(*info),
-            ),
-            path(
-                "<path:object_id>/post/",
-                view(admin_views.ledger_post),
-                name="{}_{}_post".format(*info),
-            ),
-            *super().get_urls(),
-        ]
 
 
 @admin.register(Portfolio)
@@ -346,9 +324,7 @@ class AccountAdmin(ResourceAdmin):
 
     @admin.display(description="statement")
     def statement(self, obj: Account) -> SafeString:
-        from transactions.models import Operation
-
-        return links([(admin_url(Operation, account=obj.pk), "operations")])
+        return links([(admin_url("transactions.operation", account=obj.pk), "operations")])
 
     def deactivate_one(self, obj: Account) -> None:
         services.account_delete(account=obj)

@@ -14,15 +14,17 @@ from typing import Any
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponseRedirect
+from django.urls import path
 from django.utils.html import format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import SafeString
 
 from ledgerproject.admin_base import LedgerModelAdmin
 from ledgerproject.errors import LedgerError
-from organizations.admin import admin_link, admin_url, links, scope_filter
+from organizations.admin import LedgerAdmin, admin_link, admin_url, links, scope_filter
 from organizations.models import Account, Balance, Ledger
-from transactions import states
+from templates_dsl.models import TransactionTemplate
+from transactions import admin_views, states
 from transactions.charts_svg import format_amount
 from transactions.models import IdempotencyKey, Operation, Transaction
 
@@ -178,8 +180,6 @@ class TransactionAdmin(ReadOnlyAdmin):
 
     @admin.display(description="template")
     def type_link(self, tx: Transaction) -> SafeString | str:
-        from templates_dsl.models import TransactionTemplate
-
         return (
             admin_link(TransactionTemplate, tx.template_id, tx.type) if tx.template_id else tx.type
         )
@@ -370,3 +370,34 @@ class IdempotencyKeyAdmin(ReadOnlyAdmin):
     @admin.display(description="transaction")
     def transaction_link(self, record: IdempotencyKey) -> SafeString | str:
         return admin_link(Transaction, record.transaction_id, _short(record.transaction_id))
+
+
+class LedgerBackOfficeAdmin(LedgerAdmin):
+    """The ledger's admin with the pages of this app: its dashboard and its posting page
+    (``organizations.admin`` links them by URL name and knows nothing of them)."""
+
+    def get_urls(self) -> list[Any]:
+        def view(func: Any) -> Any:
+            def wrapped(request: HttpRequest, object_id: str) -> Any:
+                return func(request, object_id, model_admin=self)
+
+            return self.admin_site.admin_view(wrapped)
+
+        info = self.opts.app_label, self.opts.model_name
+        return [
+            path(
+                "<path:object_id>/dashboard/",
+                view(admin_views.ledger_dashboard),
+                name="{}_{}_dashboard".format(*info),
+            ),
+            path(
+                "<path:object_id>/post/",
+                view(admin_views.ledger_post),
+                name="{}_{}_post".format(*info),
+            ),
+            *super().get_urls(),
+        ]
+
+
+admin.site.unregister(Ledger)
+admin.site.register(Ledger, LedgerBackOfficeAdmin)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -26,126 +25,25 @@ from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.models import Balance, Ledger
 from organizations.services import ensure_ledger_active
 from transactions import idempotency
-from transactions.guards import Guard, check_account, check_instrument, guard_refusal
+from transactions.guards import Guard, check_instrument, guard_refusal
 from transactions.locking import lock_balances
 from transactions.lookups import PostingLookups
-from transactions.models import IdempotencyKey, Operation, Transaction
-from transactions.money import CREDIT, DEBIT, BalanceBook, Leg, Step
+from transactions.models import IdempotencyKey
+from transactions.money import BalanceBook, Step
+from transactions.prepare import (
+    Batch,
+    ItemRefused,
+    Outcome,
+    PostingRequest,
+    Prepared,
+    attach_operations,
+    item_error,
+    opening_steps,
+    prepare,
+)
 from transactions.writes import write_posting
 
 MAX_BATCH = 1000
-
-
-@dataclass
-class PostingRequest:
-    """One posting as an entry point parsed it (or why it was refused while parsing)."""
-
-    template_code: str = ""
-    variables: Mapping[str, Any] = field(default_factory=dict)
-    metadata: Mapping[str, Any] | None = None
-    description: str | None = None
-    pending: bool | None = None
-    parent_id: uuid.UUID | None = None
-    claim: idempotency.Claim | None = None
-    refused: LedgerError | None = None
-
-
-@dataclass
-class Outcome:
-    """What became of one posting: a transaction, a refusal, or a stored answer replayed."""
-
-    status: int
-    transaction: Transaction | None = None
-    error: LedgerError | None = None
-    replay: IdempotencyKey | None = None
-    record: IdempotencyKey | None = None  # the key row written with it, awaiting its answer
-
-    @property
-    def ok(self) -> bool:
-        return self.status < 400
-
-
-@dataclass
-class Batch:
-    """A batch's outcomes in order, or the stored answer of the batch's own key."""
-
-    outcomes: list[Outcome]
-    replay: IdempotencyKey | None = None
-    record: IdempotencyKey | None = None
-
-
-class ItemRefused(Exception):
-    def __init__(self, index: int, error: LedgerError) -> None:
-        self.index, self.error = index, error
-        super().__init__(f"item {index}: {error}")
-
-
-def item_error(index: int, error: LedgerError) -> LedgerError:
-    """An item's refusal as the refusal of a whole atomic batch: ``fields.index`` added."""
-    fields = {"index": str(index)}
-    fields.update({f"transactions[{index}].{k}": v for k, v in (error.fields or {}).items()})
-    return LedgerError(error.error, f"transactions[{index}]: {error.description}", fields=fields)
-
-
-@dataclass
-class Prepared:
-    transaction: Transaction
-    legs: list[Leg]
-
-
-def _prepare(
-    ledger: Ledger, lookups: PostingLookups, request: PostingRequest, planned: Any
-) -> Prepared:
-    template, plan = planned
-    lookups.check_parent(request.parent_id)
-    accounts = lookups.resolve_accounts(leg.alias for leg in plan.legs)
-    legs = []
-    for leg in plan.legs:
-        account = accounts[leg.alias]
-        check_account(account, leg.direction, plan.asset)
-        legs.append(
-            Leg(
-                account.pk,
-                account.alias,
-                account.portfolio_id,
-                leg.direction,
-                leg.amount,
-                leg.description,
-                leg.chart_of_accounts,
-            )
-        )
-    pending = plan.pending if request.pending is None else request.pending
-    tx = Transaction(
-        organization_id=ledger.organization_id,
-        ledger_id=ledger.pk,
-        parent_id=request.parent_id,
-        template=template,
-        type=template.code,
-        description=plan.description if request.description is None else request.description,
-        status=Transaction.PRE_APPROVED if pending else Transaction.SENT,
-        amount=plan.total,
-        scale=plan.scale,
-        asset_code=plan.asset,
-        chart_of_accounts_group_name=plan.group_name,
-        source=list(dict.fromkeys(leg.alias for leg in legs if leg.direction == DEBIT)),
-        destination=list(dict.fromkeys(leg.alias for leg in legs if leg.direction == CREDIT)),
-        metadata={**plan.metadata, **(request.metadata or {})},
-        legs=[leg.as_json() for leg in legs],
-    )
-    return Prepared(tx, legs)
-
-
-def opening_steps(tx: Transaction, legs: list[Leg]) -> list[Step]:
-    """A plain posting moves every leg; a pending one only holds the sources."""
-    if tx.status == Transaction.PRE_APPROVED:
-        return [(leg, Operation.HOLD) for leg in legs if leg.direction == DEBIT]
-    return [(leg, Operation.POST) for leg in legs]
-
-
-def attach_operations(tx: Transaction, operations: list[Operation]) -> Transaction:
-    """Let ``tx.operations.all()`` answer from memory, as a prefetch would."""
-    tx._prefetched_objects_cache = {"operations": operations}  # type: ignore[attr-defined]
-    return tx
 
 
 class _Run:
@@ -208,7 +106,7 @@ class _Run:
         lookups.preload_accounts(leg.alias for _, plan in planned.values() for leg in plan.legs)
         for index, pair in planned.items():
             try:
-                self.prepared[index] = _prepare(self.ledger, lookups, self.requests[index], pair)
+                self.prepared[index] = prepare(self.ledger, lookups, self.requests[index], pair)
             except LedgerError as error:
                 self.refuse(index, error)
 
@@ -396,7 +294,7 @@ def _dry_run(ledger: Ledger, request: PostingRequest) -> Outcome:
     """Every check of a posting and the operations it would write; nothing is written."""
     ensure_ledger_active(ledger)
     lookups = PostingLookups(ledger)
-    prepared = _prepare(ledger, lookups, request, lookups.plan(request.template_code,
+    prepared = prepare(ledger, lookups, request, lookups.plan(request.template_code,
                                                                request.variables))  # fmt: skip
     tx = prepared.transaction
     steps = opening_steps(tx, prepared.legs)

@@ -20,11 +20,11 @@ from django.utils import timezone
 from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.locking import lock_ledger_active
 from organizations.models import Ledger
-from transactions.engine import attach_operations
 from transactions.guards import Guard, guard_refusal, instrument_missing
 from transactions.locking import lock_balances, lock_transaction
 from transactions.models import Operation, Transaction
 from transactions.money import CREDIT, DEBIT, BalanceBook, Step, legs_of
+from transactions.prepare import attach_operations
 from transactions.writes import write_posting
 
 

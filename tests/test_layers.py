@@ -1,0 +1,78 @@
+"""The code's layering, read from the imports of every module (not run):
+
+- the domain knows nothing of HTTP: no module of the four apps outside ``views``,
+  ``serializers``, ``urls`` and ``filters`` imports ``ledgerproject.api``;
+- apps depend in one direction, organizations <- instruments <- templates_dsl <- transactions:
+  an app imports only itself and the apps to its left;
+- no project module is imported inside a function (the usual way to dodge a cycle).
+
+Migrations are history and are not read."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+APPS = ["organizations", "instruments", "templates_dsl", "transactions"]
+HTTP_MODULES = {"views", "serializers", "urls", "filters"}
+PROJECT = (*APPS, "ledgerproject")
+
+
+def _modules():
+    for app in APPS:
+        for path in sorted((ROOT / app).rglob("*.py")):
+            if "migrations" not in path.parts:
+                yield app, path
+
+
+def _imports(tree: ast.Module):
+    """(imported module, line, inside a function) for every import of the module."""
+    found = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            nested = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+            if isinstance(child, ast.Import):
+                found.extend((alias.name, child.lineno, in_function) for alias in child.names)
+            elif isinstance(child, ast.ImportFrom) and child.module and not child.level:
+                found.append((child.module, child.lineno, in_function))
+            visit(child, nested)
+
+    visit(tree, False)
+    return found
+
+
+def _violations():
+    http, direction, local = [], [], []
+    for app, path in _modules():
+        where = path.relative_to(ROOT)
+        for module, line, in_function in _imports(ast.parse(path.read_text())):
+            top = module.split(".")[0]
+            if module.startswith("ledgerproject.api") and path.stem not in HTTP_MODULES:
+                http.append(f"{where}:{line} imports {module}")
+            if top in APPS and APPS.index(top) > APPS.index(app):
+                direction.append(f"{where}:{line} imports {module}")
+            if in_function and top in PROJECT:
+                local.append(f"{where}:{line} imports {module} inside a function")
+    return http, direction, local
+
+
+def test_the_domain_does_not_import_the_http_layer():
+    assert _violations()[0] == []
+
+
+def test_apps_depend_in_one_direction():
+    assert _violations()[1] == []
+
+
+def test_no_project_module_is_imported_inside_a_function():
+    assert _violations()[2] == []
+
+
+def test_the_scan_reads_the_code():
+    assert sum(1 for _ in _modules()) > 40
+    assert any(
+        m == "ledgerproject.errors"
+        for m, _, _ in _imports(ast.parse((ROOT / "transactions" / "engine.py").read_text()))
+    )
