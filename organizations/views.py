@@ -15,6 +15,7 @@ from organizations.selectors import organizations_visible
 
 
 class OrganizationCollection(CollectionView):
+    principal_scoped = True  # the organizations the token reaches, filtered below
     model = Organization
     noun = "organization"
     output_serializer = s.OrganizationOut

@@ -152,10 +152,8 @@ class TransactionBatch(ScopedAPIView):
 class TransactionItem(ScopedAPIView):
     @extend_schema(responses={200: TransactionOut, **ERRORS})
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        pk = parse_id(kwargs["transaction_id"], "transaction")
-        tx = selectors.transactions_of(self.ledger).filter(pk=pk).first()
-        if tx is None:
-            raise not_found("transaction")
+        tx = self.get_scoped(selectors.transactions_of(self.ledger), kwargs["transaction_id"],
+                             "transaction")  # fmt: skip
         return Response(transaction_data(tx))
 
 
@@ -183,10 +181,7 @@ class TransactionAction(ScopedAPIView):
 
 class AccountScopedView(ScopedAPIView):
     def account(self) -> Account:
-        pk = parse_id(self.kwargs["account_id"], "account")
-        account = Account.objects.filter(ledger_id=self.ledger.pk, pk=pk).first()
-        if account is None:
-            raise not_found("account")
+        account = self.get_scoped(Account.objects.all(), self.kwargs["account_id"], "account")
         account.ledger = self.ledger
         return account
 

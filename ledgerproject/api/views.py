@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import django_filters
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest, JsonResponse
@@ -31,8 +32,13 @@ from organizations.selectors import (
 
 
 class ScopedAPIView(APIView):
-    """Resolves ``organization_id`` and ``ledger_id`` from the path, failing closed."""
+    """Resolves ``organization_id`` and ``ledger_id`` from the path against the token, failing
+    closed: a view whose path names neither must declare ``principal_scoped`` (it filters by
+    the token's reach itself, as the organization list does), and ``scope_filter`` raises for
+    a view that resolved no scope instead of filtering nothing. Objects are fetched through
+    ``get_scoped``, so "not yours" and "missing" are the same 404."""
 
+    principal_scoped: ClassVar[bool] = False
     organization: Organization
     ledger: Ledger
     principal: TokenPrincipal
@@ -46,13 +52,29 @@ class ScopedAPIView(APIView):
             )
         elif "organization_id" in kwargs:
             self.organization = organization_get_for(self.principal, kwargs["organization_id"])
+        elif not self.principal_scoped:
+            raise ImproperlyConfigured(
+                f"{type(self).__name__} has no organization or ledger in its path and does not "
+                "declare principal_scoped: it would see every tenant."
+            )
 
     def scope_filter(self) -> dict[str, Any]:
         if hasattr(self, "ledger"):
             return {"ledger_id": self.ledger.pk}
         if hasattr(self, "organization"):
             return {"organization_id": self.organization.pk}
-        return {}
+        raise ImproperlyConfigured(f"{type(self).__name__} resolved no tenant to filter by.")
+
+    def scoped(self, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        return queryset.filter(**self.scope_filter())
+
+    def get_scoped(self, queryset: QuerySet[Any], raw_id: Any, noun: str) -> Any:
+        """The one getter of an object by id in the view's tenant: 404 0007 when the id is
+        malformed, missing or another tenant's."""
+        obj = self.scoped(queryset).filter(pk=parse_id(raw_id, noun)).first()
+        if obj is None:
+            raise not_found(noun)
+        return obj
 
 
 class ResourceView(ScopedAPIView):
@@ -72,17 +94,13 @@ class ResourceView(ScopedAPIView):
     noun: ClassVar[str] = "resource"
 
     def get_queryset(self) -> QuerySet[Any]:
-        queryset = self.model.objects.filter(**self.scope_filter())  # type: ignore[attr-defined]
+        queryset = self.scoped(self.model._default_manager.all())
         if self.select_related:
             queryset = queryset.select_related(*self.select_related)
         return queryset
 
     def get_object(self) -> Any:
-        pk = parse_id(self.kwargs[self.lookup_url_kwarg], self.noun)
-        obj = self.get_queryset().filter(pk=pk).first()
-        if obj is None:
-            raise not_found(self.noun)
-        return obj
+        return self.get_scoped(self.get_queryset(), self.kwargs[self.lookup_url_kwarg], self.noun)
 
     def render(self, obj: Any, **context: Any) -> Any:
         return self.output_serializer(obj, context={"request": self.request, **context}).data
