@@ -4,6 +4,8 @@ status and metadata, and deactivates them through the same services as the API's
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
 
 from instruments import services
@@ -20,6 +22,9 @@ class InstrumentAdmin(ResourceAdmin):
     list_select_related = ("ledger", "organization")
     raw_id_fields = ("organization", "ledger")
     readonly_fields = (*RESOURCE_READONLY, "organization", "ledger", "type", "code")
+
+    def update_one(self, obj: Instrument, data: dict[str, Any]) -> Instrument:
+        return services.instrument_update(instrument=obj, data=data)
 
     def deactivate_one(self, obj: Instrument) -> None:
         services.instrument_delete(instrument=obj)
@@ -51,6 +56,9 @@ class RateAdmin(ResourceAdmin):
         "scale",
         "source",
     )
+
+    def update_one(self, obj: Rate, data: dict[str, Any]) -> Rate:
+        return services.rate_update(rate=obj, data=data)
 
     def deactivate_one(self, obj: Rate) -> None:
         services.rate_delete(rate=obj)

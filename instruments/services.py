@@ -14,19 +14,15 @@ from django.utils import timezone
 
 from instruments.models import Instrument, Rate
 from instruments.selectors import instrument_codes_missing
-from ledgerproject.db import unique_among_active
+from ledgerproject.db import apply_changes, unique_among_active
 from ledgerproject.errors import ErrorCode, LedgerError
+from ledgerproject.metadata import validate_metadata
 from organizations.locking import ledger_write
 from organizations.models import Balance, Ledger
 from organizations.services import external_account_create, external_account_delete
 
 CODE_PATTERN = re.compile(r"[A-Z0-9]+")
 INACTIVE_STATUS = {"status_code": "INACTIVE", "status_description": None}
-
-
-def _apply(obj: Any, data: dict[str, Any]) -> None:
-    for field, value in data.items():
-        setattr(obj, field, value)
 
 
 def instrument_validate(*, type: str, code: str) -> None:
@@ -81,7 +77,7 @@ def instrument_create(
             code=code,
             status_code=status_code,
             status_description=status_description,
-            metadata=metadata or {},
+            metadata=validate_metadata(metadata or {}),
         )
         external_account_create(ledger=ledger, asset_code=code)
     return instrument
@@ -90,7 +86,7 @@ def instrument_create(
 def instrument_update(*, instrument: Instrument, data: dict[str, Any]) -> Instrument:
     """Only name, status and metadata change; the input serializer refuses the rest."""
     with ledger_write(instrument.ledger_id):
-        _apply(instrument, data)
+        apply_changes(instrument, data)
         instrument.save()
     return instrument
 
@@ -175,7 +171,7 @@ def rate_create(
         source=source,
         status_code=status_code,
         status_description=status_description,
-        metadata=metadata or {},
+        metadata=validate_metadata(metadata or {}),
     )
     try:
         with ledger_write(ledger.pk):
@@ -191,7 +187,7 @@ def rate_update(*, rate: Rate, data: dict[str, Any]) -> Rate:
     """amount, scale, source, status and metadata; a new source must keep the pair unique."""
     try:
         with ledger_write(rate.ledger_id):
-            _apply(rate, data)
+            apply_changes(rate, data)
             if "source" in data and _pair_taken(rate):
                 raise _pair_conflict(rate.base_code, rate.counter_code, rate.source)
             rate.save()
@@ -203,7 +199,7 @@ def rate_update(*, rate: Rate, data: dict[str, Any]) -> Rate:
 def rate_delete(*, rate: Rate) -> Rate:
     """A deleted rate keeps its record, with status INACTIVE and deletedAt set."""
     with ledger_write(rate.ledger_id):
-        _apply(rate, INACTIVE_STATUS)
+        apply_changes(rate, INACTIVE_STATUS)
         rate.deleted_at = timezone.now()
         rate.save(update_fields=["status_code", "status_description", "deleted_at", "updated_at"])
     return rate

@@ -14,6 +14,7 @@ from uuid6 import uuid7
 
 from ledgerproject.amounts import MAX_DIGITS
 from ledgerproject.errors import LedgerError
+from ledgerproject.metadata import validate_metadata
 
 
 class AmountField(models.Field):
@@ -69,6 +70,15 @@ def grouped_sums(
         key = tuple(row[:width])
         totals[key] = totals.get(key, 0) + sum(int(v or 0) for v in row[width:])
     return totals
+
+
+def apply_changes(obj: Any, data: dict[str, Any]) -> Any:
+    """Set the fields a write changes, after the rules every resource shares (metadata)."""
+    if "metadata" in data:
+        data = {**data, "metadata": validate_metadata(data["metadata"] or {})}
+    for field, value in data.items():
+        setattr(obj, field, value)
+    return obj
 
 
 def new_id() -> uuid.UUID:

@@ -14,6 +14,7 @@ the chosen parent in the sidebar at the cost of one query.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Iterable
 from typing import Any
@@ -92,12 +93,27 @@ def scope_filter(field: str, model: type[Model]) -> type[admin.SimpleListFilter]
 
 
 class ResourceAdmin(LedgerModelAdmin):
-    """Browse and edit name/status/metadata; creation goes through the API, deactivation
-    (soft delete) through the services, with each refusal shown as a message."""
+    """Browse and edit through the services: a change is written by the resource's update
+    service while the form validates (inside the admin's transaction), so the admin refuses
+    exactly what the API refuses and shows the same code and message on the form; deactivation
+    (soft delete) goes through the delete service, each refusal shown as a message."""
 
     list_per_page = 50
     show_full_result_count = False
     actions = ("deactivate",)
+
+    def update_one(self, obj: Any, data: dict[str, Any]) -> Any:
+        """Write ``data`` (model field names) to ``obj`` through the resource's service."""
+        raise NotImplementedError
+
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any):
+        base = super().get_form(request, obj, change=change, **kwargs)
+        return service_form(base, self.update_one) if change else base
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        if not change:
+            super().save_model(request, obj, form, change)
+        # A change was written by the service when the form validated.
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -127,6 +143,35 @@ class ResourceAdmin(LedgerModelAdmin):
         if done:
             names = self.model._meta.verbose_name_plural
             messages.success(request, f"Deactivated {len(done)} {names}: {', '.join(done)}.")
+
+
+def service_form(base: type[forms.ModelForm], update: Any) -> type[forms.ModelForm]:
+    """``base`` whose validation ends by writing the changed fields through ``update``; a
+    refusal becomes the form's error, on the field it names when the form has it."""
+
+    class ServiceForm(base):  # type: ignore[valid-type,misc]
+        def _post_clean(self) -> None:
+            super()._post_clean()
+            if self.errors or not self.changed_data:
+                return
+            opts = self._meta.model._meta
+            data = {opts.get_field(name).attname: self.cleaned_data[name]
+                    for name in self.changed_data}  # fmt: skip
+            current = type(self.instance)._default_manager.get(pk=self.instance.pk)
+            try:
+                self.instance = update(current, data)
+            except LedgerError as exc:
+                self.add_error(_field_of(self, exc), f"{exc.error.code}: {exc.description}")
+
+    return ServiceForm
+
+
+def _field_of(form: forms.ModelForm, exc: LedgerError) -> str | None:
+    for key in exc.fields or {}:
+        name = re.sub(r"(?<!^)(?=[A-Z])", "_", key.split(".")[0]).lower()
+        if name in form.fields:
+            return name
+    return None
 
 
 class DeletedFilter(admin.SimpleListFilter):
@@ -190,6 +235,9 @@ class OrganizationAdmin(ResourceAdmin):
         rows.append((admin_url(Ledger, organization=obj.pk), "all ledgers, deleted too"))
         return links(rows)
 
+    def update_one(self, obj: Organization, data: dict[str, Any]) -> Organization:
+        return services.organization_update(organization=obj, data=data)
+
     def deactivate_one(self, obj: Organization) -> None:
         services.organization_delete(organization=obj)
 
@@ -242,6 +290,9 @@ class LedgerAdmin(ResourceAdmin):
     def navigation(self, obj: Ledger) -> SafeString:
         return ledger_links(obj.pk)
 
+    def update_one(self, obj: Ledger, data: dict[str, Any]) -> Ledger:
+        return services.ledger_update(ledger=obj, data=data)
+
     def deactivate_one(self, obj: Ledger) -> None:
         services.ledger_delete(ledger=obj)
 
@@ -255,6 +306,9 @@ class PortfolioAdmin(ResourceAdmin):
     raw_id_fields = ("organization", "ledger")
     readonly_fields = (*RESOURCE_READONLY, "organization", "ledger")
 
+    def update_one(self, obj: Portfolio, data: dict[str, Any]) -> Portfolio:
+        return services.portfolio_update(portfolio=obj, data=data)
+
     def deactivate_one(self, obj: Portfolio) -> None:
         services.portfolio_delete(portfolio=obj)
 
@@ -267,6 +321,9 @@ class ProductAdmin(ResourceAdmin):
     list_select_related = ("ledger", "organization")
     raw_id_fields = ("organization", "ledger")
     readonly_fields = (*RESOURCE_READONLY, "organization", "ledger")
+
+    def update_one(self, obj: Product, data: dict[str, Any]) -> Product:
+        return services.product_update(product=obj, data=data)
 
     def deactivate_one(self, obj: Product) -> None:
         services.product_delete(product=obj)
@@ -326,6 +383,9 @@ class AccountAdmin(ResourceAdmin):
     def statement(self, obj: Account) -> SafeString:
         return links([(admin_url("transactions.operation", account=obj.pk), "operations")])
 
+    def update_one(self, obj: Account, data: dict[str, Any]) -> Account:
+        return services.account_update(account=obj, data=data)
+
     def deactivate_one(self, obj: Account) -> None:
         services.account_delete(account=obj)
 
@@ -367,7 +427,9 @@ class ApiTokenAdmin(LedgerModelAdmin):
         return self.fields
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        return () if obj is None else self.readonly_fields
+        """A token's name, reach and rights are fixed once it exists (``token_create`` is the
+        only write; to change them, revoke it and create another)."""
+        return () if obj is None else self.fields
 
     def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any):
         if obj is None:
@@ -376,8 +438,7 @@ class ApiTokenAdmin(LedgerModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: ApiToken, form: Any, change: bool) -> None:
         if change:
-            super().save_model(request, obj, form, change)
-            return
+            return  # every field is read-only once the token exists
         data = form.cleaned_data
         token, raw = services.token_create(
             name=data["name"],
@@ -396,8 +457,7 @@ class ApiTokenAdmin(LedgerModelAdmin):
         )
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
-        if change:  # on add, token_create has already linked the organizations
-            super().save_related(request, form, formsets, change)
+        """Nothing: on add, ``token_create`` has linked the organizations; a change has none."""
 
     @admin.action(description="Revoke the selected tokens", permissions=["change"])
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:

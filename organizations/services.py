@@ -13,8 +13,9 @@ from django.db.models import Value
 from django.db.models.functions import Concat, Substr
 from django.utils import timezone
 
-from ledgerproject.db import unique_among_active
+from ledgerproject.db import apply_changes, unique_among_active
 from ledgerproject.errors import ErrorCode, LedgerError
+from ledgerproject.metadata import validate_metadata
 from organizations.locking import (
     ledger_deleted,
     ledger_write,
@@ -33,11 +34,6 @@ from organizations.models import (
 from organizations.tokens import generate_secret
 
 ACTIVE_STATUS = {"status_code": "ACTIVE", "status_description": None}
-
-
-def _apply(obj: Any, data: dict[str, Any]) -> None:
-    for field, value in data.items():
-        setattr(obj, field, value)
 
 
 def _parent_for(
@@ -88,7 +84,7 @@ def organization_create(*, principal: Any = None, **data: Any) -> Organization:
 
     def create(locked: dict[uuid.UUID, Organization]) -> Organization:
         parent = _parent_for(principal, locked.get(parent_id), parent_id) if parent_id else None
-        organization = Organization(**{**ACTIVE_STATUS, **data}, parent=parent)
+        organization = apply_changes(Organization(**ACTIVE_STATUS, parent=parent), data)
         organization.path = f"{parent.path if parent else '/'}{organization.id.hex}/"
         organization.save()
         return organization
@@ -109,7 +105,7 @@ def organization_update(
         current = _locked_current(locked, organization, principal)
         if moving:
             _organization_move(current, principal, locked.get(parent_id), parent_id)
-        _apply(current, data)
+        apply_changes(current, data)
         current.save()
         return current
 
@@ -178,7 +174,9 @@ def ledger_create(*, organization: Organization, **data: Any) -> Ledger:
             raise LedgerError(ErrorCode.ACTION_NOT_PERMITTED, "The organization has been deleted.")
         same_name = Ledger.objects.filter(organization=current, name=data["name"])
         with unique_among_active(same_name, _ledger_conflict(data["name"])):
-            return Ledger.objects.create(organization=current, **{**ACTIVE_STATUS, **data})
+            ledger = apply_changes(Ledger(organization=current, **ACTIVE_STATUS), data)
+            ledger.save(force_insert=True)
+            return ledger
 
     return with_tree_lock([organization.pk], create)
 
@@ -191,7 +189,7 @@ def ledger_update(*, ledger: Ledger, data: dict[str, Any]) -> Ledger:
         else Ledger.objects.none()
     )
     with ledger_write(ledger.pk):
-        _apply(ledger, data)
+        apply_changes(ledger, data)
         with unique_among_active(same_name, _ledger_conflict(str(name)), exclude=ledger.pk):
             ledger.save()
     return ledger
@@ -280,13 +278,13 @@ def portfolio_create(
             entity_id=entity_id,
             status_code=status_code,
             status_description=status_description,
-            metadata=metadata or {},
+            metadata=validate_metadata(metadata or {}),
         )
 
 
 def portfolio_update(*, portfolio: Portfolio, data: dict[str, Any]) -> Portfolio:
     with ledger_write(portfolio.ledger_id):
-        _apply(portfolio, data)
+        apply_changes(portfolio, data)
         portfolio.save()
     return portfolio
 
@@ -324,7 +322,7 @@ def product_create(
             name=name,
             status_code=status_code,
             status_description=status_description,
-            metadata=metadata or {},
+            metadata=validate_metadata(metadata or {}),
         )
 
 
@@ -336,7 +334,7 @@ def product_update(*, product: Product, data: dict[str, Any]) -> Product:
         else Product.objects.none()
     )
     with ledger_write(product.ledger_id):
-        _apply(product, data)
+        apply_changes(product, data)
         with unique_among_active(same_name, _product_conflict(str(name)), exclude=product.pk):
             product.save()
     return product
@@ -509,7 +507,7 @@ def account_create(
         allow_receiving=allow_receiving,
         status_code=status_code,
         status_description=status_description,
-        metadata=metadata or {},
+        metadata=validate_metadata(metadata or {}),
     )
     account.alias = alias or f"@{account.id}"
     same_alias = Account.objects.filter(ledger_id=ledger.pk, alias=account.alias)
@@ -528,7 +526,7 @@ def account_update(*, account: Account, data: dict[str, Any]) -> Account:
     if data.get("product_id") is not None:
         _active_product(account.ledger_id, data["product_id"])
     with ledger_write(account.ledger_id):
-        _apply(account, data)
+        apply_changes(account, data)
         account.save()
     return account
 

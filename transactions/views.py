@@ -19,7 +19,7 @@ from ledgerproject.api.views import ScopedAPIView
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.formats import digits_to_int, parse_timestamp, render_timestamp
 from organizations.models import Account
-from organizations.selectors import not_found, parse_id
+from organizations.selectors import parse_id
 from transactions import answers, engine, idempotency, selectors, states
 from transactions.filters import TransactionFilter
 from transactions.models import Transaction

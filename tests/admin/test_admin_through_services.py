@@ -1,0 +1,97 @@
+"""The admin writes through the same services as the API, so it refuses exactly what the API
+refuses, with the same code and message on the form, and writes nothing then.
+
+Before: renaming a ledger to a name in use answered 500 (IntegrityError) where the API answers
+409 0002; staff could store nested metadata (the API: 400 0067) and edit an ``@external/...``
+account (the API: 422 0074)."""
+
+from __future__ import annotations
+
+import json
+
+from organizations.models import Account, ApiToken, Ledger, Organization
+from tests.admin.helpers import ledger_of, staff_client
+from tests.conftest import make_token
+
+
+def _change(client, model: str, obj, **changes):
+    """POST the admin change form of ``obj`` with its current values and ``changes``."""
+    url = f"/admin/{model}/{obj.pk}/change/"
+    page = client.get(url)
+    assert page.status_code == 200, page.status_code
+    form = page.context["adminform"].form
+    data = {}
+    for name, field in form.fields.items():
+        value = form.initial.get(name, field.initial)
+        if isinstance(value, dict):
+            value = json.dumps(value)
+        data[name] = "" if value is None else value
+    data.update(changes)
+    return client.post(url, data)
+
+
+def _errors(response) -> str:
+    assert response.status_code == 200, "the form was accepted"
+    form = response.context["adminform"].form
+    return " ".join(str(e) for errors in form.errors.values() for e in errors)
+
+
+def test_a_duplicate_ledger_name_is_refused_on_the_form(book, admin_client, api):
+    ledger = ledger_of(book)
+    other = api.post(f"/v1/organizations/{ledger.organization_id}/ledgers", {"name": "Other"})
+    assert other.status_code == 201
+    response = _change(admin_client, "organizations/ledger", ledger, name="Other")
+    assert "0002" in _errors(response)
+    assert "already exists" in _errors(response)
+    ledger.refresh_from_db()
+    assert ledger.name == "Main"
+
+
+def test_nested_metadata_is_refused_on_the_form(book, admin_client):
+    ledger = ledger_of(book)
+    response = _change(admin_client, "organizations/ledger", ledger,
+                       metadata=json.dumps({"a": {"b": [1]}}))  # fmt: skip
+    assert "0067" in _errors(response)
+    ledger.refresh_from_db()
+    assert ledger.metadata == {}
+    organization = Organization.objects.get(pk=ledger.organization_id)
+    response = _change(admin_client, "organizations/organization", organization,
+                       metadata=json.dumps({f"k{i}": i for i in range(51)}))  # fmt: skip
+    assert "0047" in _errors(response)
+
+
+def test_an_external_account_cannot_be_edited(book, admin_client):
+    external = Account.objects.get(alias="@external/BRL")
+    response = _change(admin_client, "organizations/account", external, name="Mine now")
+    assert "0074" in _errors(response)
+    external.refresh_from_db()
+    assert external.name == "External BRL"
+
+
+def test_a_valid_change_is_written_by_the_service(book, admin_client):
+    ledger = ledger_of(book)
+    response = _change(admin_client, "organizations/ledger", ledger, name="Renamed",
+                       metadata=json.dumps({"team": "ops"}))  # fmt: skip
+    assert response.status_code == 302
+    ledger.refresh_from_db()
+    assert (ledger.name, ledger.metadata) == ("Renamed", {"team": "ops"})
+    assert book.api.get(book.url).json()["name"] == "Renamed"
+
+
+def test_a_deleted_ledger_takes_no_change_from_the_admin(book, admin_client):
+    ledger = ledger_of(book)
+    assert book.api.delete(book.url).status_code == 204
+    response = _change(admin_client, "organizations/ledger", ledger, name="Back")
+    assert "0008" in _errors(response)
+    assert Ledger.objects.get(pk=ledger.pk).name == "Main"
+
+
+def test_a_token_is_read_only_once_created(db):
+    make_token("fixed")
+    token = ApiToken.objects.get(name="fixed")
+    client = staff_client("organizations.view_apitoken", "organizations.change_apitoken")
+    response = client.post(f"/admin/organizations/apitoken/{token.pk}/change/",
+                           {"name": "renamed", "read_only": "on"})  # fmt: skip
+    assert response.status_code in (200, 302)
+    token.refresh_from_db()
+    assert (token.name, token.read_only) == ("fixed", False)
