@@ -11,8 +11,6 @@ from django.db import connection
 
 from tests.transactions.conftest import Book, book  # noqa: F401 - the fixture, re-exported
 
-pytestmark = pytest.mark.postgres
-
 
 def run_threads(count: int, work: Callable[[int, threading.Barrier], Any]) -> list[Any]:
     """Run ``work(i, barrier)`` in ``count`` threads, each with its own database connection;
@@ -42,3 +40,12 @@ def run_threads(count: int, work: Callable[[int, threading.Barrier], Any]) -> li
 
 
 __all__ = ["Book", "run_threads"]
+
+
+def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    """Every test in this folder is a PostgreSQL race: mark it so that ``make stress``
+    (``-m "slow or postgres"``) runs it. (A ``pytestmark`` here would not apply to them.)"""
+    here = __file__.rsplit("/", 1)[0]
+    for item in items:
+        if str(item.fspath).startswith(here):
+            item.add_marker(pytest.mark.postgres)

@@ -199,6 +199,7 @@ def test_the_database_keeps_one_idempotency_record_per_key(book):
     raw_clone(IdempotencyKey, record.pk, {"key": "k-2"})
 
 
+@pytest.mark.postgres
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="the trigger is PostgreSQL's")
 def test_the_trigger_refuses_even_an_update_that_changes_nothing(rows):
     pk = _prep(Operation, "id", rows[Operation])

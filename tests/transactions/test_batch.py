@@ -240,6 +240,7 @@ def test_the_number_of_queries_does_not_grow_with_the_batch(book, atomic):
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.postgres
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL: row locks")
 def test_concurrent_overlapping_batches_neither_deadlock_nor_lose_updates(book):
     aliases = [f"@c{i}" for i in range(8)]

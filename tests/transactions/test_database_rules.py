@@ -49,6 +49,7 @@ def _fields(op: Operation) -> dict:
     return data
 
 
+@pytest.mark.postgres
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="the trigger is PostgreSQL's")
 def test_it_refuses_update_and_delete_of_operations(book):
     book.fund("@alice", 10)
