@@ -36,6 +36,7 @@ stress: venv
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 format: venv
 	$(BIN)/ruff format .

@@ -7,7 +7,7 @@ action."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
@@ -16,7 +16,7 @@ from django.http import HttpRequest, HttpResponseRedirect
 
 
 class LedgerModelAdmin(admin.ModelAdmin):
-    def response_action(self, request: HttpRequest, queryset: Any) -> Any:
+    def response_action(self, request: HttpRequest, queryset: Any, *args: Any, **kw: Any) -> Any:
         pk = self.model._meta.pk
         assert pk is not None
         try:
@@ -29,14 +29,14 @@ class LedgerModelAdmin(admin.ModelAdmin):
                 messages.ERROR,
             )
             return HttpResponseRedirect(request.get_full_path())
-        return super().response_action(request, queryset)
+        return super().response_action(request, queryset, *args, **kw)
 
 
 def actions_without_permissions(site: admin.AdminSite) -> list[str]:
     """``app.Model.action`` for every registered action that declares no permission."""
     missing = []
     for model, model_admin in site._registry.items():
-        for func, name, _ in model_admin._get_base_actions():
+        for func, name, _ in cast(Any, model_admin)._get_base_actions():
             if not getattr(func, "allowed_permissions", None):
                 missing.append(f"{model._meta.label}.{name}")
     return missing

@@ -7,7 +7,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 from django.core.management.base import CommandError, CommandParser, OutputWrapper
 
@@ -61,7 +61,7 @@ def progress(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    console = Console(file=stdout._out, force_terminal=True)
+    console = Console(file=cast(Any, stdout)._out, force_terminal=True)
     with Progress(
         TextColumn(label),
         BarColumn(),

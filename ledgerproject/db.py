@@ -72,6 +72,13 @@ def grouped_sums(
     return totals
 
 
+def field_of(model: type[models.Model], name: str) -> models.Field[Any, Any]:
+    """A model's own (concrete) field by name."""
+    field = model._meta.get_field(name)
+    assert isinstance(field, models.Field), name
+    return field
+
+
 def apply_changes(obj: Any, data: dict[str, Any]) -> Any:
     """Set the fields a write changes, after the rules every resource shares (metadata)."""
     if "metadata" in data:

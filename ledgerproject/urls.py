@@ -1,12 +1,14 @@
 """URL map: the /v1 API, its schema and docs, /health, and the admin."""
 
+from typing import Any
+
 from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
 from ledgerproject.api.views import UnknownEndpointView, health
 
-public = {"authentication_classes": [], "permission_classes": []}
+public: dict[str, list[Any]] = {"authentication_classes": [], "permission_classes": []}
 
 urlpatterns = [
     path("admin/", admin.site.urls),

@@ -29,6 +29,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from ledgerproject.admin_base import LedgerModelAdmin
+from ledgerproject.db import field_of
 from ledgerproject.errors import LedgerError
 from organizations import services
 from organizations.models import Account, ApiToken, Ledger, Organization, Portfolio, Product
@@ -150,14 +151,16 @@ def service_form(base: type[forms.ModelForm], update: Any) -> type[forms.ModelFo
     refusal becomes the form's error, on the field it names when the form has it."""
 
     class ServiceForm(base):  # type: ignore[valid-type,misc]
+        instance: Any
+
         def _post_clean(self) -> None:
             super()._post_clean()
             if self.errors or not self.changed_data:
                 return
-            opts = self._meta.model._meta
-            data = {opts.get_field(name).attname: self.cleaned_data[name]
+            model = self._meta.model
+            data = {field_of(model, name).attname: self.cleaned_data[name]
                     for name in self.changed_data}  # fmt: skip
-            current = type(self.instance)._default_manager.get(pk=self.instance.pk)
+            current: Any = model._default_manager.get(pk=self.instance.pk)
             try:
                 self.instance = update(current, data)
             except LedgerError as exc:

@@ -79,7 +79,9 @@ def _ledger_with_organization(
     ledger = next(iter(Ledger.objects.raw(LEDGER_WITH_ORGANIZATION_SQL, params)), None)
     if ledger is not None:
         ledger.organization = Organization.from_db(
-            connection.alias, ["id", "path"], [ledger.organization_id, ledger.organization_path]
+            connection.alias,
+            ["id", "path"],
+            [ledger.organization_id, vars(ledger)["organization_path"]],
         )
     return ledger
 
@@ -90,6 +92,8 @@ def ledger_get_for(
     """The organization and ledger of a path in one query, the token's reach applied in it. A
     miss asks which of the two is missing (one more query), the same way whether the ledger
     is missing or belongs to an organization the token does not reach."""
+    org_pk: uuid.UUID | None
+    ledger_pk: uuid.UUID | None
     try:
         org_pk, ledger_pk = uuid.UUID(str(organization_id)), uuid.UUID(str(ledger_id))
     except (ValueError, TypeError, AttributeError):

@@ -33,7 +33,7 @@ class TemplateForm(forms.ModelForm):
         fields = ("ledger", "text")
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        data = super().clean() or {}
         ledger: Ledger | None = data.get("ledger") or getattr(self.instance, "ledger", None)
         text = data.get("text")
         if ledger is None or not text:

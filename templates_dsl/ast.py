@@ -142,7 +142,10 @@ class Template:
         names = (name for amount in self.amounts() for name in amount.variables())
         return tuple(dict.fromkeys(names))
 
+    def legs(self) -> tuple[From | To, ...]:
+        """Every from and to, the remaining destination last."""
+        return (*self.froms(), *self.destinations())
+
     def account_variables(self) -> tuple[str, ...]:
-        nodes = (*self.froms(), *self.destinations())
-        names = (node.account.variable for node in nodes if node.account.variable is not None)
+        names = (n.account.variable for n in self.legs() if n.account.variable is not None)
         return tuple(dict.fromkeys(names))

@@ -33,7 +33,7 @@ def check_template(t: ast.Template) -> None:
 def _size_problems(t: ast.Template) -> list[Problem]:
     """More legs or distinct variables than ``limits`` allow: at the first one past the limit."""
     problems: list[Problem] = []
-    legs = (*t.froms(), *t.destinations())
+    legs = t.legs()
     if len(legs) > limits.MAX_LEGS:
         span = sorted(leg.span for leg in legs)[limits.MAX_LEGS]
         problems.append(
@@ -164,7 +164,7 @@ def _variable_problems(t: ast.Template) -> list[Problem]:
     amounts = t.amount_variables()
     accounts = t.account_variables()
     amount_names = set(amounts)
-    for node in (*t.froms(), *t.destinations()):
+    for node in t.legs():
         name = node.account.variable
         if name is not None and name in amount_names:
             problems.append(

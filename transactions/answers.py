@@ -22,7 +22,7 @@ def _with_operations(tx: Transaction) -> Transaction:
 def replayed_body(record: IdempotencyKey) -> Any:
     if record.response_body is not None:
         return record.response_body
-    if record.transaction_id is not None and record.outcome is None:
+    if record.transaction is not None and record.outcome is None:
         return transaction_data(_with_operations(record.transaction))
     rows = record.outcome or []
     ids = [row["transactionId"] for row in rows if row.get("transactionId")]
@@ -73,12 +73,13 @@ def batch(result: engine.Batch, *, atomic: bool) -> tuple[int, Any, bool]:
     fresh = [o for o in result.outcomes if o.record is not None and o.replay is None]
     engine.record_answers(fresh, [b for o, b in zip(result.outcomes, rendered, strict=True)
                                   if o.record is not None and o.replay is None])  # fmt: skip
+    answer: Any
     if atomic:
-        body: Any = rendered
+        answer = rendered
     else:
-        body = [
+        answer = [
             _batch_item(i, o.status, b, o.replay is not None)
             for i, (o, b) in enumerate(zip(result.outcomes, rendered, strict=True))
         ]
-    engine.record_answers([result], [body])
-    return (201 if atomic else 200), body, False
+    engine.record_answers([result], [answer])
+    return (201 if atomic else 200), answer, False

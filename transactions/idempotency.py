@@ -29,6 +29,7 @@ from typing import Any
 from django.db import IntegrityError, connection
 from django.utils import timezone
 
+from ledgerproject.db import field_of
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.formats import digits_to_int
 from organizations.models import Ledger
@@ -176,7 +177,6 @@ def _insert(ledger: Ledger, rows: Sequence[Stored]) -> dict[str, IdempotencyKey]
             )  # fmt: skip
             written = cursor.fetchall()
         else:
-            meta = IdempotencyKey._meta
             for row, expiry in zip(rows, expires, strict=True):
                 values = {
                     "organization": ledger.organization_id, "ledger": ledger.pk,
@@ -186,7 +186,7 @@ def _insert(ledger: Ledger, rows: Sequence[Stored]) -> dict[str, IdempotencyKey]
                 }  # fmt: skip
                 cursor.execute(
                     INSERT_KEY,
-                    [meta.get_field(name).get_db_prep_save(value, connection)
+                    [field_of(IdempotencyKey, name).get_db_prep_save(value, connection)
                      for name, value in values.items()],
                 )  # fmt: skip
                 written += cursor.fetchall()
@@ -248,7 +248,7 @@ def is_conflict(exc: IntegrityError) -> bool:
         table = IdempotencyKey._meta.db_table
         constraint = next(c for c in IdempotencyKey._meta.constraints if c.name == CONSTRAINT)
         columns = ", ".join(
-            f"{table}.{IdempotencyKey._meta.get_field(f).column}"
+            f"{table}.{field_of(IdempotencyKey, f).column}"
             for f in constraint.fields  # type: ignore[attr-defined]
         )
         return str(exc) == f"UNIQUE constraint failed: {columns}"

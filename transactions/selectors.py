@@ -109,7 +109,7 @@ def _amount_by_asset(ledger: Ledger, limit: int) -> list[dict[str, Any]]:
     )
     sums = grouped_sums(active, ("asset_code", "scale"), ("available", "on_hold"))
     totals = combine_scales((code, scale, total) for (code, scale), total in sums.items())
-    items = [
+    items: list[dict[str, Any]] = [
         {"metric": code, "count": total, "scale": scale} for code, (total, scale) in totals.items()
     ]
     items.sort(key=lambda item: (-rescale(item["count"], item["scale"], 18), item["metric"]))

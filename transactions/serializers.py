@@ -152,7 +152,9 @@ class TransactionOut(serializers.Serializer):
     amount = AmountField()
     assetCode = serializers.CharField(source="asset_code")
     chartOfAccountsGroupName = serializers.CharField(source="chart_of_accounts_group_name")
-    source = serializers.ListField(child=serializers.CharField())
+    # ``source`` and ``data`` are the contract's names; DRF takes declared fields from the class
+    # body, so shadowing Field.source / Serializer.data there is safe.
+    source = serializers.ListField(child=serializers.CharField())  # type: ignore[assignment]
     destination = serializers.ListField(child=serializers.CharField())
     metadata = MetadataField()
     operations = OperationOut(many=True, source="operations.all")
@@ -198,7 +200,7 @@ class ChartOut(serializers.Serializer):
     type = serializers.CharField()
     startDate = serializers.CharField(allow_null=True)
     endDate = serializers.CharField(allow_null=True)
-    data = ChartItemOut(many=True)
+    data = ChartItemOut(many=True)  # type: ignore[assignment]
 
 
 # ---------------------------------------------------------------------------------------------

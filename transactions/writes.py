@@ -13,6 +13,7 @@ from typing import Any
 
 from django.db import connection
 
+from ledgerproject.db import field_of
 from organizations.models import Balance
 from transactions.guards import Guard, guard_refusal
 from transactions.models import Operation, Transaction
@@ -133,7 +134,7 @@ def write_posting(
 
 def _update_balances(rows: list[Balance]) -> None:
     """One prepared statement run for each locked balance row (off PostgreSQL)."""
-    fields = [Balance._meta.get_field(name) for name in BALANCE_STATE]
+    fields = [field_of(Balance, name) for name in BALANCE_STATE]
     pk = Balance._meta.pk
     assert pk is not None
     with connection.cursor() as cursor:

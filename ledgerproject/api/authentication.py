@@ -67,7 +67,7 @@ def token_lookup(prefix: str) -> tuple[ApiToken | None, tuple[str, ...]]:
             return cached[1], cached[2]
     rows = list(ApiToken.objects.raw(TOKEN_SQL, [prefix]))
     token = rows[0] if rows else None
-    paths = tuple(sorted(row.org_path for row in rows if row.org_path is not None))
+    paths = tuple(sorted(p for row in rows if (p := vars(row)["org_path"]) is not None))
     if ttl > 0 and token is not None:  # unknown prefixes are not kept: no unbounded growth
         _token_cache[prefix] = (now, token, paths)
     return token, paths

@@ -93,8 +93,9 @@ def error_status(error: LedgerError) -> int:
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     error = api_error_for(exc)
     headers: dict[str, str] = {}
-    if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
-        headers["Retry-After"] = str(max(1, math.ceil(exc.wait)))
+    wait = getattr(exc, "wait", None) if isinstance(exc, exceptions.Throttled) else None
+    if wait is not None:
+        headers["Retry-After"] = str(max(1, math.ceil(wait)))
     if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
         headers["WWW-Authenticate"] = 'Bearer realm="api"'
     return Response(error.as_body(), status=error_status(error), headers=headers)

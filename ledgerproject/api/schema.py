@@ -16,7 +16,11 @@ class ErrorSerializer(serializers.Serializer):
     code = serializers.CharField(help_text="Four digits, see the error catalogue.")
     title = serializers.CharField()
     description = serializers.CharField()
-    fields = serializers.DictField(child=serializers.CharField(), required=False)
+    # The envelope's field is named ``fields``; DRF takes declared fields from the class body,
+    # so the name is safe though it shadows ``Serializer.fields`` for a type checker.
+    fields = serializers.DictField(  # type: ignore[assignment]
+        child=serializers.CharField(), required=False
+    )
 
 
 def error_responses(*statuses: int) -> dict[int, OpenApiResponse]:
@@ -69,9 +73,9 @@ class LedgerAutoSchema(AutoSchema):
         kind = self._view_kind()
         method = self.method.lower()
         if kind == "collection" and method == "post":
-            return self.view.create_serializer
+            return getattr(self.view, "create_serializer", None)
         if kind == "item" and method == "patch":
-            return self.view.update_serializer
+            return getattr(self.view, "update_serializer", None)
         return super().get_request_serializer()
 
     def get_response_serializers(self) -> Any:
@@ -79,7 +83,7 @@ class LedgerAutoSchema(AutoSchema):
         if kind is None:
             return super().get_response_serializers()
         method = self.method.lower()
-        out = self.view.output_serializer
+        out: Any = getattr(self.view, "output_serializer", None)
         errors = error_responses(*COMMON_ERRORS, 409, 422)
         if method == "delete":
             return {204: OpenApiResponse(description="Deleted"), **errors}

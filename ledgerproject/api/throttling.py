@@ -24,8 +24,9 @@ class TokenRateThrottle(SimpleRateThrottle):
 
     def __init__(self) -> None:
         # The scope (and so the rate) depends on the request: chosen in ``allow_request``.
-        self.rate = None
-        self.num_requests = self.duration = None
+        self.rate: str | None = None
+        self.num_requests: int | None = None
+        self.duration: int | None = None
 
     def get_rate(self) -> str | None:
         return settings.API_THROTTLE_RATES.get(self.scope)

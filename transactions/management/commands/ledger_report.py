@@ -4,7 +4,7 @@ as a rich table on a terminal and as plain aligned text otherwise."""
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import Any, cast
 
 from django.core.management.base import BaseCommand, CommandParser
 
@@ -79,7 +79,7 @@ class Command(BaseCommand):
             table.add_column(column, justify="right" if column in NUMERIC else "left")
         for row in rows:
             table.add_row(*row)
-        console = Console(file=self.stdout._out, force_terminal=True)
+        console = Console(file=cast(Any, self.stdout)._out, force_terminal=True)
         console.print(table)
         for asset, total in summary:
             console.print(f"{asset}: {total} held by non-external accounts", highlight=False)
