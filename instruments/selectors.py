@@ -8,12 +8,6 @@ from typing import Any
 from instruments.models import Instrument
 
 
-def instrument_active_get(*, ledger_id: Any, code: str) -> Instrument | None:
-    return Instrument.objects.filter(
-        ledger_id=ledger_id, code=code, deleted_at__isnull=True
-    ).first()
-
-
 def instrument_codes_missing(*, ledger_id: Any, codes: Iterable[str]) -> list[str]:
     """The codes among ``codes`` that are not active instruments of the ledger, in order."""
     wanted = list(dict.fromkeys(codes))

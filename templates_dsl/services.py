@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.utils import timezone
 
-from instruments.models import Instrument
+from instruments.selectors import instrument_codes_missing
 from ledgerproject.db import unique_among_active
 from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.locking import ledger_write
@@ -19,9 +19,7 @@ def template_compile_for(*, ledger: Ledger, text: str) -> ast.Template:
     """Parse and check ``text``; its send asset must be an instrument of the ledger."""
     template = compile_template(text)
     asset = template.send.asset
-    if not Instrument.objects.filter(
-        ledger_id=ledger.pk, code=asset, deleted_at__isnull=True
-    ).exists():
+    if instrument_codes_missing(ledger_id=ledger.pk, codes=[asset]):
         raise TemplateError.at(
             template.send.asset_span, f"the instrument {asset} does not exist in this ledger"
         )

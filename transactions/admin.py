@@ -20,12 +20,12 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import SafeString
 
 from ledgerproject.admin_base import LedgerModelAdmin
+from ledgerproject.amounts import format_amount, format_balance
 from ledgerproject.errors import LedgerError
 from organizations.admin import LedgerAdmin, admin_link, admin_url, links, scope_filter
 from organizations.models import Account, Balance, Ledger
 from templates_dsl.models import TransactionTemplate
 from transactions import admin_views, states
-from transactions.charts_svg import format_amount
 from transactions.models import IdempotencyKey, Operation, Transaction
 
 
@@ -43,11 +43,6 @@ class ReadOnlyAdmin(LedgerModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
-
-
-def _balance(available: int, on_hold: int, scale: int) -> str:
-    text = format_amount(available, scale)
-    return f"{text} (+{format_amount(on_hold, scale)} on hold)" if on_hold else text
 
 
 class OperationInline(admin.TabularInline):
@@ -89,11 +84,11 @@ class OperationInline(admin.TabularInline):
 
     @admin.display(description="balance before")
     def balance_before(self, op: Operation) -> str:
-        return _balance(op.balance_available, op.balance_on_hold, op.balance_scale)
+        return format_balance(op.balance_available, op.balance_on_hold, op.balance_scale)
 
     @admin.display(description="balance after")
     def balance_after(self, op: Operation) -> str:
-        return _balance(
+        return format_balance(
             op.balance_available_after, op.balance_on_hold_after, op.balance_scale_after
         )
 

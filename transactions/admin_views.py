@@ -26,6 +26,7 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 from django.utils.html import format_html
 
+from ledgerproject.amounts import format_amount, format_balance
 from ledgerproject.errors import LedgerError
 from ledgerproject.metadata import validate_metadata
 from organizations.admin import admin_url
@@ -36,7 +37,7 @@ from templates_dsl.formatter import format_template
 from templates_dsl.models import TransactionTemplate
 from templates_dsl.selectors import templates_active
 from transactions import engine, selectors
-from transactions.charts_svg import Bar, format_amount, horizontal_bars, vertical_bars
+from transactions.charts_svg import Bar, horizontal_bars, vertical_bars
 from transactions.integrity import ledger_check
 from transactions.models import Transaction
 
@@ -270,18 +271,14 @@ class PostingForm(forms.Form):
 
 
 def _preview_rows(tx: Transaction) -> list[dict[str, str]]:
-    def balance(available: int, on_hold: int, scale: int) -> str:
-        text = format_amount(available, scale)
-        return f"{text} (+{format_amount(on_hold, scale)} on hold)" if on_hold else text
-
     return [
         {
             "account": op.account_alias,
             "type": op.type,
             "effect": op.effect,
             "amount": f"{format_amount(op.amount, op.scale)} {op.asset_code}",
-            "before": balance(op.balance_available, op.balance_on_hold, op.balance_scale),
-            "after": balance(
+            "before": format_balance(op.balance_available, op.balance_on_hold, op.balance_scale),
+            "after": format_balance(
                 op.balance_available_after, op.balance_on_hold_after, op.balance_scale_after
             ),
         }

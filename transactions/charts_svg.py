@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
@@ -24,11 +23,6 @@ class Bar:
     value: float
     text: str
     color: str | None = None
-
-
-def format_amount(value: int, scale: int) -> str:
-    """An exact decimal rendering of an integer amount at a scale: (2600, 2) -> '26.00'."""
-    return f"{Decimal(value).scaleb(-scale):.{scale}f}" if scale else str(value)
 
 
 def _empty(width: int, height: int, title: str) -> SafeString:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ledgerproject.amounts import in_range
+from ledgerproject.amounts import format_amount, in_range
 from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.models import Balance
 from transactions.models import Operation, Transaction
@@ -36,13 +36,6 @@ def combine_scales(parts: Iterable[tuple[str, int, int]]) -> dict[str, tuple[int
         top = max(scale for _, scale in items)
         out[key] = (sum(rescale(value, scale, top) for value, scale in items), top)
     return out
-
-
-def format_amount(value: int, scale: int, asset: str = "") -> str:
-    """``94800, 2, "BRL"`` -> ``"948.00 BRL"``: exact, with the scale's digits."""
-    sign, digits = ("-" if value < 0 else ""), str(abs(value)).rjust(scale + 1, "0")
-    text = f"{sign}{digits[:-scale]}.{digits[-scale:]}" if scale else f"{sign}{digits}"
-    return f"{text} {asset}".rstrip()
 
 
 @dataclass(frozen=True)

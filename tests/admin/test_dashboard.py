@@ -7,9 +7,10 @@ import re
 
 import pytest
 
+from ledgerproject.amounts import format_amount
 from organizations.models import Balance
 from tests.admin.helpers import ledger_of
-from transactions.charts_svg import Bar, format_amount, horizontal_bars, vertical_bars
+from transactions.charts_svg import Bar, horizontal_bars, vertical_bars
 
 
 @pytest.fixture

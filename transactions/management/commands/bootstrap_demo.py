@@ -15,7 +15,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
-from instruments.models import Instrument
+from instruments.selectors import instrument_codes_missing
 from instruments.services import instrument_create
 from organizations.models import Account, ApiToken, Ledger, Organization
 from organizations.services import (
@@ -80,7 +80,7 @@ class Command(BaseCommand):
         self.stdout.write("\n".join(lines) + "\n")
 
     def fill_ledger(self, ledger: Ledger) -> None:
-        if not Instrument.objects.filter(ledger=ledger, code="BRL", deleted_at__isnull=True):
+        if instrument_codes_missing(ledger_id=ledger.pk, codes=["BRL"]):
             instrument_create(ledger=ledger, name="Brazilian real", type="currency", code="BRL")
         for alias in ("@alice", "@bob", "@fees/platform"):
             if not Account.objects.filter(ledger=ledger, alias=alias, deleted_at__isnull=True):

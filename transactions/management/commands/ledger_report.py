@@ -8,9 +8,9 @@ from typing import Any, cast
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from ledgerproject.amounts import format_amount
 from ledgerproject.cli import add_ledger_arguments, is_terminal, ledger_from_options
 from organizations.models import Balance
-from transactions.charts_svg import format_amount
 
 COLUMNS = ("asset", "account", "type", "available", "on hold", "status")
 NUMERIC = {"available", "on hold"}
