@@ -25,6 +25,7 @@ import re
 import resource
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -60,11 +61,13 @@ class Config:
     threads: int = 4
     warmup: float = 3
     load_generator: str = "wrk"
+    repetitions: int = 3
     smoke: bool = False
     out: str = str(RESULTS / "latest.json")
 
 
 SMOKE = {
+    "repetitions": 2,
     "accounts": 20,
     "seconds": 1.0,
     "fixed_seconds": 1.5,
@@ -372,14 +375,32 @@ class Bench:
         if not report.ok:
             raise RuntimeError(f"check_ledger failed after {after}: {report.violations[:5]}")
 
-    def step(self, name: str, result: dict[str, Any]) -> None:
-        self.results[name] = result
+    def step(self, name: str, result: dict[str, Any]) -> dict[str, Any]:
         log(
             f"  {name}: {result.get('units_per_s')} {result.get('unit', '')}; "
             f"p99 {result.get('p99_ms', '-')} ms; errors {result.get('errors', 0)}"
             f"+{result.get('status_errors', 0)}"
         )
         self.check(name)
+        return result
+
+    def measure(self, name: str) -> dict[str, Any]:
+        if name.startswith("engine_"):
+            from bench.engine_rate import engine_rate
+
+            return engine_rate(
+                ledger_id=str(self.ledger.pk),
+                accounts=self.config.accounts,
+                kind=name.removeprefix("engine_"),
+                seconds=self.config.seconds,
+            )
+        if name == "fixed":
+            return self.fixed()
+        if name == "pgbench":
+            return self.pgbench()
+        if name == "batch":
+            return self.load("batch", connections=self.config.batch_connections)
+        return self.load(name)
 
     # -- the run -------------------------------------------------------------------------
 
@@ -408,12 +429,13 @@ class Bench:
         log(f"bench: seeded {config.accounts} accounts in {time.time() - started:.0f}s")
         with gunicorn(config):
             self.load("spread", seconds=config.warmup)
-            log("bench: scenarios")
-            for name in ("floor", "spread", "hot", "pending", "revert"):
-                self.step(name, self.load(name))
-            self.step("fixed", self.fixed())
-            self.step("batch", self.load("batch", connections=config.batch_connections))
-            self.step("pgbench", self.pgbench())
+            rounds = []
+            for number in range(1, config.repetitions + 1):
+                log(f"bench: round {number} of {config.repetitions}")
+                rounds.append(
+                    {name: self.step(f"{name} #{number}", self.measure(name)) for name in ROUND}
+                )
+            self.results["rounds"] = rounds
             self.results["pages_before_load"] = self.pages()
             log(f"bench: bulk-loading {config.load_transactions:,} transactions through SQL")
             loaded = time.perf_counter()
@@ -431,8 +453,13 @@ class Bench:
             log(f"  loaded in {self.results['load']['seconds']}s")
             self.check("load")
             self.load("spread", seconds=config.warmup)
-            self.step("spread_scaled", self.load("spread"))
-            self.step("fixed_scaled", self.fixed())
+            self.results["scaled_rounds"] = [
+                {
+                    "spread": self.step(f"spread_scaled #{number}", self.load("spread")),
+                    "fixed": self.step(f"fixed_scaled #{number}", self.fixed()),
+                }
+                for number in range(1, config.repetitions + 1)
+            ]
             self.results["pages"] = self.pages()
             self.check("pages")
         return self.report(time.time() - started)
@@ -441,54 +468,43 @@ class Bench:
         r = self.results
         from transactions.models import Transaction
 
-        def ratio(a: float, b: float) -> float:
-            return round(a / b, 3) if b else 0.0
+        rounds, scaled = r["rounds"], r["scaled_rounds"]
+        for name in ROUND:
+            r[name] = summarize([one[name] for one in rounds])
+        r["spread_scaled"] = summarize([one["spread"] for one in scaled])
+        r["fixed_scaled"] = summarize([one["fixed"] for one in scaled])
+
+        def per_round(a: str, b: str, key: str = "units_per_s", source: Any = None) -> list[float]:
+            top = source or rounds
+            return [ratio(x[a][key], y[b][key]) for x, y in zip(top, rounds, strict=True)]
 
         targets = [
-            (
-                "single posting / floor (throughput)",
-                ratio(r["spread"]["units_per_s"], r["floor"]["units_per_s"]),
-                ">=",
-                0.8,
-            ),
-            (
-                "hot account / spread (throughput)",
-                ratio(r["hot"]["units_per_s"], r["spread"]["units_per_s"]),
-                ">=",
-                0.8,
-            ),
-            ("p99 at 100 requests/s (ms)", r["fixed"]["p99_ms"], "<=", 25.0),
+            ("single posting / floor (throughput)", per_round("spread", "floor"), ">=", 0.8),
+            ("hot account / spread (throughput)", per_round("hot", "spread"), ">=", 0.8),
+            ("p99 at 100 requests/s (ms)", [one["fixed"]["p99_ms"] for one in rounds], "<=", 25.0),
             (
                 "1M stored: throughput / empty",
-                ratio(r["spread_scaled"]["units_per_s"], r["spread"]["units_per_s"]),
+                per_round("spread", "spread", source=scaled),
                 ">=",
                 0.85,
             ),
             (
                 "1M stored: p99 / empty (fixed rate)",
-                ratio(r["fixed_scaled"]["p99_ms"], r["fixed"]["p99_ms"]),
+                per_round("fixed", "fixed", "p99_ms", source=scaled),
                 "<=",
                 1.2,
             ),
             (
                 "1M stored: p99 / empty (saturated spread)",
-                ratio(r["spread_scaled"]["p99_ms"], r["spread"]["p99_ms"]),
+                per_round("spread", "spread", "p99_ms", source=scaled),
                 "<=",
                 1.2,
             ),
-            ("page 1,000 / page 1 (median time)", r["pages"]["ratio"], "<=", 1.2),
-            (
-                "batch / pgbench (transfers/s)",
-                ratio(r["batch"]["units_per_s"], r["pgbench"]["units_per_s"]),
-                ">=",
-                0.5,
-            ),
+            ("page 1,000 / page 1 (median time)", [r["pages"]["ratio"]], "<=", 1.2),
+            ("batch / pgbench (transfers/s)", per_round("batch", "pgbench"), ">=", 0.5),
         ]
-        errors = sum(
-            v.get("errors", 0) + v.get("status_errors", 0)
-            for v in r.values()
-            if isinstance(v, dict)
-        )
+        runs = [x for one in rounds + scaled for x in one.values()]
+        errors = sum(v.get("errors", 0) + v.get("status_errors", 0) for v in runs)
         return {
             "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "seconds": round(elapsed, 1),
@@ -500,16 +516,7 @@ class Bench:
             },
             "config": asdict(self.config),
             "scenarios": r,
-            "targets": [
-                {
-                    "name": n,
-                    "value": v,
-                    "op": op,
-                    "target": t,
-                    "met": v >= t if op == ">=" else v <= t,
-                }
-                for n, v, op, t in targets
-            ],
+            "targets": [target(n, values, op, t) for n, values, op, t in targets],
             "errors": errors,
             "checks": self.checks,
             "transactions_stored": Transaction.objects.filter(ledger=self.ledger).count(),
@@ -523,23 +530,66 @@ class Bench:
             return str(cursor.fetchone()[0])
 
 
+ROUND = (
+    "floor", "spread", "hot", "pending", "revert", "fixed", "batch", "pgbench",
+    "engine_spread", "engine_hot",
+)  # fmt: skip
+"""One round of scenarios; every round starts with the floor, so each ratio compares figures
+measured minutes apart at most."""
+DISAGREE = 0.15
+
+
+def ratio(a: float, b: float) -> float:
+    return round(a / b, 3) if b else 0.0
+
+
+def spread_of(values: list[float]) -> float:
+    """How far the repetitions disagree: (largest - smallest) / median."""
+    middle = statistics.median(values)
+    return round((max(values) - min(values)) / middle, 3) if middle else 0.0
+
+
+def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The median run's figures (throughput, p50, p99), the spread, and every run."""
+    throughput = [run["units_per_s"] for run in runs]
+    first = runs[0]
+    return {
+        "unit": first["unit"],
+        "units_per_s": round(statistics.median(throughput), 1),
+        "p50_ms": statistics.median(run["p50_ms"] for run in runs) if first.get("p50_ms") else None,
+        "p99_ms": statistics.median(run["p99_ms"] for run in runs) if first.get("p99_ms") else None,
+        "errors": sum(run.get("errors", 0) for run in runs),
+        "status_errors": sum(run.get("status_errors", 0) for run in runs),
+        "spread": spread_of(throughput),
+        "runs": throughput,
+    }
+
+
+def target(name: str, values: list[float], op: str, goal: float) -> dict[str, Any]:
+    value = round(statistics.median(values), 3)
+    spread = spread_of(values) if len(values) > 1 else 0.0
+    return {
+        "name": name,
+        "value": value,
+        "op": op,
+        "target": goal,
+        "met": value >= goal if op == ">=" else value <= goal,
+        "values": values,
+        "spread": spread,
+        "warning": spread > DISAGREE,
+    }
+
+
 def print_table(report: dict[str, Any]) -> None:
     s = report["scenarios"]
     floor = s["floor"]["units_per_s"] or 1
     lines = [
-        f"{'scenario':<16} {'throughput':>10}  {'unit':<40} {'p50 ms':>7} {'p99 ms':>7} "
-        f"{'errors':>6} {'x floor':>7}",
+        f"{'scenario':<16} {'median':>10}  {'unit':<40} {'p50 ms':>7} {'p99 ms':>7} "
+        f"{'errors':>6} {'x floor':>7} {'spread':>7}",
         "-" * 100,
     ]
     for name in (
-        "floor",
-        "spread",
-        "hot",
-        "pending",
-        "revert",
-        "fixed",
-        "batch",
-        "pgbench",
+        *ROUND,
         "spread_scaled",
         "fixed_scaled",
     ):
@@ -550,7 +600,7 @@ def print_table(report: dict[str, Any]) -> None:
         lines.append(
             f"{name:<16} {row['units_per_s']:>10.1f}  {row['unit'][:40]:<40} "
             f"{'-' if p50 is None else f'{p50:.1f}':>7} {'-' if p99 is None else f'{p99:.1f}':>7} "
-            f"{errors:>6} {row['units_per_s'] / floor:>7.2f}"
+            f"{errors:>6} {row['units_per_s'] / floor:>7.2f} {row['spread']:>7.0%}"
         )
     pages = s["pages"]
     lines.append("")
@@ -563,10 +613,14 @@ def print_table(report: dict[str, Any]) -> None:
         f"bulk load: {s['load']['transactions']:,} transactions in {s['load']['seconds']}s"
     )
     lines.append("")
-    lines.append(f"{'target':<44} {'value':>9}  {'goal':<8} met")
+    lines.append(f"{'target (median of the rounds)':<44} {'value':>9}  {'goal':<8} met  spread")
     for t in report["targets"]:
-        met = "yes" if t["met"] else "NO"
-        lines.append(f"{t['name']:<44} {t['value']:>9}  {t['op']} {t['target']:<5} {met}")
+        met = "yes" if t["met"] else "NO "
+        warn = "  WARNING: the repetitions disagree by more than 15 %" if t["warning"] else ""
+        lines.append(
+            f"{t['name']:<44} {t['value']:>9}  {t['op']} {t['target']:<5} {met} "
+            f"{t['spread']:>6.0%}{warn}"
+        )
     lines.append("")
     lines.append(
         f"errors: {report['errors']}; check_ledger passed after every scenario "

@@ -125,6 +125,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     if env_bool("PGBOUNCER_TRANSACTION_POOLING"):
         DATABASES["default"]["OPTIONS"]["prepare_threshold"] = None
         DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+    else:
+        # Parameters bound by the server, so psycopg prepares a statement it has run a few
+        # times on a connection: the posting's statements are parsed and planned once per
+        # connection instead of once per request (docs/PERFORMANCE.md).
+        DATABASES["default"]["OPTIONS"]["server_side_binding"] = True
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -51,3 +51,9 @@ def test_the_bench_runs_end_to_end_with_tiny_numbers(tmp_path):
     assert len(report["targets"]) == 8
     for name in SCENARIOS:
         assert report["scenarios"][name]["units_per_s"] > 0, name
+        assert len(report["scenarios"][name]["runs"]) == 2, name  # --smoke: two rounds
+    for target in report["targets"]:
+        assert {"value", "values", "spread", "warning"} <= set(target), target
+    assert "spread" in run.stdout and "median" in run.stdout
+    for name in ("engine_spread", "engine_hot"):
+        assert report["scenarios"][name]["units_per_s"] > 0, name

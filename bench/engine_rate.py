@@ -1,0 +1,65 @@
+"""The engine's own rate, without HTTP: ``threads`` threads, each with its own database
+connection, call ``transactions.engine.post`` for 2-leg transfers for ``seconds`` seconds.
+``spread`` picks two random accounts per posting; ``hot`` always debits ``@hot`` (funded in
+the seed), so every posting waits for the same balance row lock."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from typing import Any
+
+
+def engine_rate(
+    *, ledger_id: str, accounts: int, kind: str, threads: int = 4, seconds: float = 10
+) -> dict[str, Any]:
+    from django.db import connection
+
+    from organizations.models import Ledger
+    from transactions import engine
+
+    ledger = Ledger.objects.select_related("organization").get(pk=ledger_id)
+    counts = [0] * threads
+    errors = [0] * threads
+    barrier = threading.Barrier(threads + 1)
+    deadline = [0.0]
+
+    def work(index: int) -> None:
+        rng = random.Random(index)
+        try:
+            barrier.wait()
+            while time.monotonic() < deadline[0]:
+                a, b = rng.sample(range(1, accounts + 1), 2)
+                source = "@hot" if kind == "hot" else f"@b{a}"
+                request = engine.PostingRequest(
+                    template_code="TRANSFER",
+                    variables={"amount": 1, "source": source, "destination": f"@b{b}"},
+                )
+                try:
+                    engine.post(ledger, request)
+                    counts[index] += 1
+                except Exception:  # noqa: BLE001 - counted, the run goes on
+                    errors[index] += 1
+        finally:
+            connection.close()
+
+    workers = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+    for worker in workers:
+        worker.start()
+    deadline[0] = time.monotonic() + seconds
+    started = time.monotonic()
+    barrier.wait()
+    for worker in workers:
+        worker.join()
+    elapsed = time.monotonic() - started
+    return {
+        "unit": f"postings/s in-process, {threads} threads, no HTTP",
+        "units_per_s": round(sum(counts) / elapsed, 1),
+        "requests": sum(counts),
+        "errors": sum(errors),
+        "status_errors": 0,
+        "seconds": round(elapsed, 3),
+        "p50_ms": None,
+        "p99_ms": None,
+    }
