@@ -1,5 +1,6 @@
 """The SQL of a posting: new transactions, their operations and the new balances, written
-provided that the guard (``guards.Guard``) still holds.
+provided that the guard (``guards.Guard``) still holds. The rows travel as one JSON document
+per table (``jsonb_to_recordset``): a few strings to send rather than an array per column.
 
 On PostgreSQL all of it is one statement: a data-modifying CTE whose every part is conditioned
 on the guard, read with a snapshot taken after the balance locks (and holding the ledger with
@@ -9,6 +10,8 @@ plus one, then three plain statements."""
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 from typing import Any
 
 from django.db import connection
@@ -34,7 +37,7 @@ BALANCE_STATE = ("available", "on_hold", "scale", "version", "updated_at")
 
 WRITE_POSTING = """
 WITH guard AS (
-  SELECT %s::boolean OR (
+  SELECT (
     (SELECT count(*) FROM instruments_instrument
       WHERE ledger_id = %s AND code = ANY(%s::varchar[]) AND deleted_at IS NULL)
       = cardinality(%s::varchar[])
@@ -46,10 +49,11 @@ WITH guard AS (
 INSERT INTO transactions_transaction (id, created_at, updated_at, organization_id, ledger_id,
   parent_id, is_reversal, template_id, type, description, status, amount, scale, asset_code,
   chart_of_accounts_group_name, source, destination, metadata, legs)
-SELECT * FROM unnest(%s::uuid[], %s::timestamptz[], %s::timestamptz[], %s::uuid[], %s::uuid[],
-  %s::uuid[], %s::boolean[], %s::uuid[], %s::varchar[], %s::text[], %s::varchar[],
-  %s::numeric[], %s::smallint[], %s::varchar[], %s::varchar[], %s::jsonb[], %s::jsonb[],
-  %s::jsonb[], %s::jsonb[])
+SELECT * FROM jsonb_to_recordset(%s::jsonb) AS t(id uuid, created_at timestamptz,
+  updated_at timestamptz, organization_id uuid, ledger_id uuid, parent_id uuid,
+  is_reversal boolean, template_id uuid, type varchar, description text, status varchar,
+  amount numeric, scale smallint, asset_code varchar, chart_of_accounts_group_name varchar,
+  source jsonb, destination jsonb, metadata jsonb, legs jsonb)
 WHERE (SELECT ok FROM guard)
 ), new_operations AS (
 INSERT INTO transactions_operation (id, created_at, updated_at, organization_id, ledger_id,
@@ -57,18 +61,20 @@ INSERT INTO transactions_operation (id, created_at, updated_at, organization_id,
   chart_of_accounts, description, amount, scale, balance_available, balance_on_hold,
   balance_scale, balance_available_after, balance_on_hold_after, balance_scale_after,
   balance_version, metadata)
-SELECT * FROM unnest(%s::uuid[], %s::timestamptz[], %s::timestamptz[], %s::uuid[], %s::uuid[],
-  %s::uuid[], %s::uuid[], %s::varchar[], %s::uuid[], %s::varchar[], %s::varchar[],
-  %s::varchar[], %s::varchar[], %s::text[], %s::numeric[], %s::smallint[], %s::numeric[],
-  %s::numeric[], %s::smallint[], %s::numeric[], %s::numeric[], %s::smallint[], %s::bigint[],
-  %s::jsonb[])
+SELECT * FROM jsonb_to_recordset(%s::jsonb) AS o(id uuid, created_at timestamptz,
+  updated_at timestamptz, organization_id uuid, ledger_id uuid, transaction_id uuid,
+  account_id uuid, account_alias varchar, portfolio_id uuid, type varchar, effect varchar,
+  asset_code varchar, chart_of_accounts varchar, description text, amount numeric,
+  scale smallint, balance_available numeric, balance_on_hold numeric, balance_scale smallint,
+  balance_available_after numeric, balance_on_hold_after numeric, balance_scale_after smallint,
+  balance_version bigint, metadata jsonb)
 WHERE (SELECT ok FROM guard)
 )
 UPDATE organizations_balance AS b
 SET available = v.available, on_hold = v.on_hold, scale = v.scale, version = v.version,
     updated_at = v.updated_at
-FROM unnest(%s::uuid[], %s::numeric[], %s::numeric[], %s::smallint[], %s::bigint[],
-            %s::timestamptz[]) AS v(id, available, on_hold, scale, version, updated_at)
+FROM jsonb_to_recordset(%s::jsonb) AS v(id uuid, available numeric, on_hold numeric,
+  scale smallint, version bigint, updated_at timestamptz)
 WHERE b.id = v.id AND (SELECT ok FROM guard)
 """
 UPDATE_BALANCE = (
@@ -77,25 +83,21 @@ UPDATE_BALANCE = (
 )
 
 
-def _column_values(obj: Any, columns: tuple[str, ...]) -> list[Any]:
-    """What ``Model.save`` would send for ``obj``: each field's ``pre_save`` (``auto_now``
-    stamps ``updated_at``) then its database value."""
-    by_column = {f.column: f for f in type(obj)._meta.concrete_fields}
-    return [
-        by_column[c].get_db_prep_save(by_column[c].pre_save(obj, True), connection) for c in columns
-    ]
-
-
-def _column_arrays(rows: list[Any], columns: tuple[str, ...]) -> list[list[Any]]:
-    """The rows as one array per column, for ``INSERT ... SELECT * FROM unnest(...)``."""
-    values = [_column_values(row, columns) for row in rows]
+def _rows_json(rows: list[Any], columns: tuple[str, ...]) -> str:
+    """The rows as one JSON array of objects, for ``jsonb_to_recordset``: one string to send
+    instead of an array per column (uuids and timestamps as text, amounts as exact numbers)."""
+    out = []
     for row in rows:
+        data = row.__dict__
+        out.append({column: data[column] for column in columns})
         row._state.adding = False
-    return [[row[i] for row in values] for i in range(len(columns))]
+    return json.dumps(out, default=_json_default)
 
 
-def _balance_arrays(rows: list[Balance]) -> list[list[Any]]:
-    return [[getattr(b, n) for b in rows] for n in ("pk", *BALANCE_STATE)]
+def _json_default(value: Any) -> str:
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    return str(value)  # UUIDs
 
 
 def write_posting(
@@ -118,15 +120,14 @@ def write_posting(
         cursor.execute(
             WRITE_POSTING,
             [
-                False,
                 guard.ledger_id,
                 assets,
                 assets,
                 list(guard.account_ids),
                 guard.ledger_id,
-                *_column_arrays(transactions, TRANSACTION_COLUMNS),
-                *_column_arrays(operations, OPERATION_COLUMNS),
-                *_balance_arrays(balances),
+                _rows_json(transactions, TRANSACTION_COLUMNS),
+                _rows_json(operations, OPERATION_COLUMNS),
+                _rows_json(balances, ("id", *BALANCE_STATE)),
             ],
         )
         return cursor.rowcount > 0
