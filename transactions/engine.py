@@ -196,7 +196,7 @@ class _Run:
             first = self.outcomes[earlier]
             assert first is not None
             self.outcomes[index] = Outcome(
-                first.status, first.transaction, first.error, replay=first.record
+                first.status, first.transaction, first.error, replay=first.record or first.replay
             )
 
 
