@@ -27,7 +27,7 @@ from organizations.services import ensure_ledger_active
 from transactions import idempotency
 from transactions.guards import Guard, check_instrument, guard_refusal
 from transactions.locking import lock_balances
-from transactions.lookups import PostingLookups
+from transactions.lookups import PostingLookups, TemplatesChanged
 from transactions.models import IdempotencyKey
 from transactions.money import BalanceBook, Step
 from transactions.prepare import (
@@ -91,7 +91,19 @@ class _Run:
                 self.outcomes[index] = Outcome(record.response_status, replay=record)
 
     def prepare(self) -> None:
-        lookups = PostingLookups(self.ledger)
+        """Plan every open item; when a cached template turns out to have changed, plan again
+        from the database (what the stale plan refused is forgotten first)."""
+        before = set(self.refused)
+        try:
+            self._prepare(PostingLookups(self.ledger))
+        except TemplatesChanged:
+            for index in set(self.refused) - before:
+                del self.refused[index]
+                self.outcomes[index] = None
+            self.prepared.clear()
+            self._prepare(PostingLookups(self.ledger, cached=False))
+
+    def _prepare(self, lookups: PostingLookups) -> None:
         lookups.preload_templates(self.requests[i].template_code for i in self.open())
         planned = {}
         for index in self.open():
@@ -293,7 +305,7 @@ def post_batch(
 def _dry_run(ledger: Ledger, request: PostingRequest) -> Outcome:
     """Every check of a posting and the operations it would write; nothing is written."""
     ensure_ledger_active(ledger)
-    lookups = PostingLookups(ledger)
+    lookups = PostingLookups(ledger, cached=False)
     prepared = prepare(ledger, lookups, request, lookups.plan(request.template_code,
                                                                request.variables))  # fmt: skip
     tx = prepared.transaction

@@ -1,13 +1,16 @@
 """What postings read before any lock: templates, accounts and parent transactions, each kind
 fetched at most once per request (one query per kind for a single posting and for a whole
-batch), and the plan a template and its variables make.
+batch), and the plan a template and its variables make. On PostgreSQL a template read once is
+kept in the process and checked, not read, by the accounts' statement.
 
 A template is compiled once per text (``templates_dsl.compile`` caches by text), so posting
 never parses."""
 
 from __future__ import annotations
 
+import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -30,6 +33,27 @@ ACCOUNTS_SQL = (
     "SELECT * FROM organizations_account WHERE ledger_id = %s AND alias = ANY(%s) "
     "ORDER BY created_at, id"
 )
+# The accounts, and how many of the cached templates the postings planned with are still as
+# they were (same row, same updated_at, not deleted): one round trip for both.
+ACCOUNTS_AND_TEMPLATES_SQL = (
+    "SELECT a.*, (SELECT count(*) FROM templates_dsl_transactiontemplate t "
+    "JOIN unnest(%s::uuid[], %s::timestamptz[]) AS c(id, stamp) "
+    "ON t.id = c.id AND t.updated_at = c.stamp AND t.deleted_at IS NULL) AS fresh_templates "
+    "FROM organizations_account a WHERE a.ledger_id = %s AND a.alias = ANY(%s) "
+    "ORDER BY a.created_at, a.id"
+)
+FRESH_TEMPLATES_SQL = (
+    "SELECT count(*) FROM templates_dsl_transactiontemplate t "
+    "JOIN unnest(%s::uuid[], %s::timestamptz[]) AS c(id, stamp) "
+    "ON t.id = c.id AND t.updated_at = c.stamp AND t.deleted_at IS NULL"
+)
+CACHE_SIZE = 4096
+_template_cache: OrderedDict[tuple[uuid.UUID, str], TransactionTemplate] = OrderedDict()
+_cache_lock = threading.Lock()  # a process's threads share the cache
+
+
+class TemplatesChanged(Exception):
+    """A cached template changed since it was read: plan again from the database."""
 
 
 def template_missing(code: str) -> LedgerError:
@@ -51,8 +75,12 @@ def parent_missing(parent_id: uuid.UUID) -> LedgerError:
 class PostingLookups:
     """The templates, accounts and parents the postings of one request name, in one ledger."""
 
-    def __init__(self, ledger: Ledger) -> None:
+    def __init__(self, ledger: Ledger, *, cached: bool = True) -> None:
         self.ledger = ledger
+        # On PostgreSQL a template row is kept in this process and used without being read
+        # again; the accounts' statement then checks it is unchanged (``TemplatesChanged``).
+        self.cached = cached and connection.vendor == "postgresql"
+        self.unverified: dict[uuid.UUID, Any] = {}
         self.templates: dict[str, TransactionTemplate | None] = {}
         self.accounts: dict[str, Account | None] = {}
         self.parents: dict[uuid.UUID, bool] = {}
@@ -62,6 +90,15 @@ class PostingLookups:
         if not wanted:
             return
         self.templates.update(dict.fromkeys(wanted))
+        if self.cached:
+            for code in list(wanted):
+                template = _template_cache.get((self.ledger.pk, code))
+                if template is not None:
+                    self.templates[code] = template
+                    self.unverified[template.pk] = template.updated_at
+                    wanted.discard(code)
+            if not wanted:
+                return
         rows: Iterable[TransactionTemplate]
         if connection.vendor == "postgresql":
             rows = TransactionTemplate.objects.raw(TEMPLATES_SQL, [self.ledger.pk, sorted(wanted)])
@@ -71,6 +108,11 @@ class PostingLookups:
             )
         for template in rows:
             self.templates[template.code] = template
+            if self.cached:
+                with _cache_lock:
+                    _template_cache[(self.ledger.pk, template.code)] = template
+                    while len(_template_cache) > CACHE_SIZE:
+                        _template_cache.popitem(last=False)
 
     def plan(
         self, code: str, variables: Mapping[str, Any]
@@ -83,13 +125,22 @@ class PostingLookups:
         return template, plan_posting(compile_template(template.text), variables)
 
     def preload_accounts(self, aliases: Iterable[str]) -> None:
-        """Of the accounts with one alias (deleted ones keep theirs), the active one wins."""
+        """Of the accounts with one alias (deleted ones keep theirs), the active one wins.
+        Cached templates are checked here too, even with no account to read (a plan that
+        refused a posting may have been made from a template changed since)."""
         wanted = set(aliases) - set(self.accounts)
         if not wanted:
+            if self.unverified:
+                self._verify(None)
             return
         self.accounts.update(dict.fromkeys(wanted))
         rows: Iterable[Account]
-        if connection.vendor == "postgresql":
+        if self.unverified:
+            ids, stamps = list(self.unverified), list(self.unverified.values())
+            params = [ids, stamps, self.ledger.pk, sorted(wanted)]
+            rows = list(Account.objects.raw(ACCOUNTS_AND_TEMPLATES_SQL, params))
+            self._verify(rows[0].fresh_templates if rows else None)  # type: ignore[attr-defined]
+        elif connection.vendor == "postgresql":
             rows = Account.objects.raw(ACCOUNTS_SQL, [self.ledger.pk, sorted(wanted)])
         else:
             rows = Account.objects.filter(ledger_id=self.ledger.pk, alias__in=wanted)
@@ -97,6 +148,22 @@ class PostingLookups:
             current = self.accounts[account.alias]
             if current is None or (current.deleted_at is not None and account.deleted_at is None):
                 self.accounts[account.alias] = account
+
+    def _verify(self, fresh: int | None) -> None:
+        """Every cached template used is unchanged, or ``TemplatesChanged`` (their entries are
+        dropped, so the next plan reads them from the database)."""
+        if fresh is None:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    FRESH_TEMPLATES_SQL, [list(self.unverified), list(self.unverified.values())]
+                )
+                fresh = cursor.fetchone()[0]
+        if fresh != len(self.unverified):
+            with _cache_lock:
+                for key in [k for k, t in _template_cache.items() if t.pk in self.unverified]:
+                    del _template_cache[key]
+            raise TemplatesChanged
+        self.unverified.clear()
 
     def resolve_accounts(self, aliases: Iterable[str]) -> dict[str, Account]:
         wanted = set(aliases)

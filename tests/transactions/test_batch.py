@@ -232,6 +232,7 @@ def test_the_number_of_queries_does_not_grow_with_the_batch(book, atomic):
         assert response.status_code == (201 if atomic else 200), response.content
         return len(captured.captured_queries)
 
+    queries(3)  # templates read once: on PostgreSQL they are then cached in the process
     small, large = queries(3), queries(60)
     if connection.vendor == "postgresql":
         assert large == small
