@@ -1,12 +1,12 @@
 """The number of queries of one posting through the API, so that it cannot creep up.
 
 Per posting on PostgreSQL: the token (1), the ledger with its organization's path, the token's
-reach applied in the same statement (1), the accounts with the check that the cached template is
-unchanged (1; the template itself is read once per process); then, inside the transaction, the balances locked (1), and one
-statement that checks the instrument and writes the transaction, its operations and the new
-balances (1). Inside a test the durable atomic block is a savepoint (2 statements); in
-production it is BEGIN/COMMIT. SQLite reads the ledger with its organization in one join,
-checks the instrument apart and writes in three statements.
+reach applied in the same statement (1), the accounts with the check that the cached template
+is unchanged (1; the template itself is read once per process); then, inside the transaction,
+the balances locked (1), and one statement that checks the instrument and writes the
+transaction, its operations and the new balances (1). Inside a test the durable atomic block is
+a savepoint (2 statements); in production it is BEGIN/COMMIT. SQLite reads the ledger with its
+organization in one join, checks the instrument apart and writes in three statements.
 """
 
 from __future__ import annotations
