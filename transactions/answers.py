@@ -70,9 +70,6 @@ def batch(result: engine.Batch, *, atomic: bool) -> tuple[int, Any, bool]:
             assert outcome.transaction is not None
             body = transaction_data(outcome.transaction)
         rendered.append(body)
-    fresh = [o for o in result.outcomes if o.record is not None and o.replay is None]
-    engine.record_answers(fresh, [b for o, b in zip(result.outcomes, rendered, strict=True)
-                                  if o.record is not None and o.replay is None])  # fmt: skip
     answer: Any
     if atomic:
         answer = rendered
@@ -81,5 +78,5 @@ def batch(result: engine.Batch, *, atomic: bool) -> tuple[int, Any, bool]:
             _batch_item(i, o.status, b, o.replay is not None)
             for i, (o, b) in enumerate(zip(result.outcomes, rendered, strict=True))
         ]
-    engine.record_answers([result], [answer])
+    engine.record_answers([*result.outcomes, result], [*rendered, answer])  # one statement
     return (201 if atomic else 200), answer, False

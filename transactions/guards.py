@@ -107,9 +107,3 @@ def guard_refusal(guard: Guard) -> LedgerError | None:
             f"Account {', '.join(deleted)} was deleted; nothing was written.",
         )
     return None
-
-
-def check_guard(guard: Guard) -> None:
-    refusal = guard_refusal(guard)
-    if refusal is not None:
-        raise refusal

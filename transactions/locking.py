@@ -66,19 +66,3 @@ def try_lock_keys(*, ledger_id: uuid.UUID, keys: Iterable[str]) -> set[str]:
         )
         taken = [row[0] for row in cursor.fetchall()]
     return {key for key, ok in zip(wanted, taken, strict=True) if not ok}
-
-
-def try_lock_key(*, ledger_id: uuid.UUID, key: str) -> None:
-    """Take the idempotency key for this database transaction, or answer 409 0084 at once if a
-    request with the same key is still running (PostgreSQL advisory lock, freed at COMMIT)."""
-    if connection.vendor != "postgresql":
-        return
-    lock_id = _key_lock_id(ledger_id, key)
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [lock_id])
-        (acquired,) = cursor.fetchone()
-    if not acquired:
-        raise LedgerError(
-            ErrorCode.IDEMPOTENCY_KEY_RUNNING,
-            "A request with this idempotency key is still being processed; retry shortly.",
-        )

@@ -12,6 +12,7 @@ from ledgerproject.api.schema import ErrorSerializer
 from ledgerproject.api.serializers import InputSerializer
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.formats import render_timestamp
+from transactions.engine import MAX_BATCH
 
 
 class StrictBooleanField(serializers.BooleanField):
@@ -68,7 +69,7 @@ class BatchItemsField(serializers.ListField):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(
-            child=serializers.DictField(), allow_empty=False, max_length=1000, **kwargs
+            child=serializers.DictField(), allow_empty=False, max_length=MAX_BATCH, **kwargs
         )
 
 

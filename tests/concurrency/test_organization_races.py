@@ -14,6 +14,7 @@ from organizations.integrity import tree_problems
 from organizations.models import Organization
 from tests.concurrency.conftest import run_threads
 from tests.conftest import Api, make_token
+from tests.organizations.helpers import organization
 
 pytestmark = [
     pytest.mark.postgres,
@@ -27,15 +28,6 @@ pytestmark = [
 ROUNDS = 12
 
 
-def _org(api: Api, name: str, parent: str | None = None) -> str:
-    body = {"legalName": name, "legalDocument": "1"}
-    if parent:
-        body["parentOrganizationId"] = parent
-    response = api.post("/v1/organizations", body)
-    assert response.status_code == 201, response.content
-    return response.json()["id"]
-
-
 def _assert_tree_consistent() -> None:
     assert tree_problems() == []
     by_id = {o.pk: o for o in Organization.objects.all()}
@@ -47,10 +39,10 @@ def _assert_tree_consistent() -> None:
 def test_a_child_created_during_a_move_follows_its_parent():
     root = Api(make_token("root"))
     for round_ in range(ROUNDS):
-        t = _org(root, "T")
-        p = _org(root, "P", t)
-        q = _org(root, "Q", t)
-        x = _org(root, "X", p)
+        t = organization(root, "T")
+        p = organization(root, "P", t)
+        q = organization(root, "Q", t)
+        x = organization(root, "X", p)
         p_api = Api(make_token(f"p{round_}", organization_ids=[p]))
         q_api = Api(make_token(f"q{round_}", organization_ids=[q]))
 
@@ -80,9 +72,9 @@ def test_a_child_created_during_a_move_follows_its_parent():
 def test_two_crossing_moves_never_make_a_cycle():
     root = Api(make_token("root"))
     for _ in range(ROUNDS):
-        t = _org(root, "T")
-        x = _org(root, "X", t)
-        y = _org(root, "Y", t)
+        t = organization(root, "T")
+        x = organization(root, "X", t)
+        y = organization(root, "Y", t)
 
         def work(index, barrier, x=x, y=y):
             api = Api(root.token)

@@ -18,6 +18,14 @@ def create(api: Api, url: str, body: dict[str, Any]) -> dict[str, Any]:
     return response.json()
 
 
+def organization(api: Api, name: str, parent: str | None = None) -> str:
+    """A new organization's id (under ``parent`` when given)."""
+    body = {"legalName": name, "legalDocument": "1"}
+    if parent:
+        body["parentOrganizationId"] = parent
+    return create(api, "/v1/organizations", body)["id"]
+
+
 def instrument(api: Api, ledger_url: str, code: str, type: str = "currency") -> dict[str, Any]:
     body = {"name": f"Instrument {code}", "type": type, "code": code}
     return create(api, f"{ledger_url}/instruments", body)

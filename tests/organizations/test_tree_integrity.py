@@ -10,26 +10,18 @@ from django.core.management import CommandError, call_command
 
 from organizations.integrity import tree_problems
 from organizations.models import Organization
-
-
-def _org(api, name, parent=None):
-    body = {"legalName": name, "legalDocument": "1"}
-    if parent:
-        body["parentOrganizationId"] = parent
-    response = api.post("/v1/organizations", body)
-    assert response.status_code == 201, response.content
-    return response.json()["id"]
+from tests.organizations.helpers import organization
 
 
 def test_a_sound_tree_has_no_problems(api):
-    t = _org(api, "T")
-    _org(api, "X", _org(api, "P", t))
+    t = organization(api, "T")
+    organization(api, "X", organization(api, "P", t))
     assert tree_problems() == []
 
 
 def test_check_ledger_reports_a_cycle_of_parents(api):
-    t = _org(api, "T")
-    x, y = _org(api, "X", t), _org(api, "Y", t)
+    t = organization(api, "T")
+    x, y = organization(api, "X", t), organization(api, "Y", t)
     Organization.objects.filter(pk=x).update(parent_id=y)
     Organization.objects.filter(pk=y).update(parent_id=x)
     problems = tree_problems()
@@ -41,7 +33,7 @@ def test_check_ledger_reports_a_cycle_of_parents(api):
 
 
 def test_check_ledger_reports_a_path_that_disagrees_with_its_parent(api):
-    t = _org(api, "T")
-    x = _org(api, "X", _org(api, "P", t))
+    t = organization(api, "T")
+    x = organization(api, "X", organization(api, "P", t))
     Organization.objects.filter(pk=x).update(path=f"/{x.replace('-', '')}/")
     assert any("does not follow its parent" in p for p in tree_problems())
