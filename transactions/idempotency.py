@@ -82,14 +82,12 @@ def check_key(key: str, field: str = "idempotencyKey") -> str:
 def claim_for(*, key: str | None, tolerance: str | None, body: Any) -> Claim | None:
     """The claim a request makes: its key, or its body's hash under a tolerance, or none."""
     seconds = parse_tolerance(tolerance)
-    if key is not None:
-        check_key(key.strip())
+    if key is None and not seconds:
+        return None  # nothing to claim: the body is not even hashed
     digest = request_hash(body)
     if key is None:
-        if not seconds:
-            return None
-        return Claim(f"sha256:{digest}", digest, seconds)
-    return Claim(key.strip(), digest, seconds or DEFAULT_TTL)
+        return Claim(f"sha256:{digest}", digest, seconds or DEFAULT_TTL)
+    return Claim(check_key(key.strip()), digest, seconds or DEFAULT_TTL)
 
 
 def mismatch() -> LedgerError:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ledgerproject.errors import LedgerError
+from ledgerproject.metadata import validate_metadata
 from organizations.models import Ledger
 from templates_dsl.models import TransactionTemplate
 from templates_dsl.planner import PostingPlan
@@ -116,7 +117,7 @@ def prepare(
         chart_of_accounts_group_name=plan.group_name,
         source=list(dict.fromkeys(leg.alias for leg in legs if leg.direction == DEBIT)),
         destination=list(dict.fromkeys(leg.alias for leg in legs if leg.direction == CREDIT)),
-        metadata={**plan.metadata, **(request.metadata or {})},
+        metadata={**plan.metadata, **validate_metadata(dict(request.metadata or {}))},
         legs=[leg.as_json() for leg in legs],
     )
     return Prepared(tx, legs)

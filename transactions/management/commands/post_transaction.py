@@ -12,7 +12,6 @@ from rest_framework.renderers import JSONRenderer
 from ledgerproject.cli import add_ledger_arguments, api_error, ledger_from_options
 from ledgerproject.errors import LedgerError
 from ledgerproject.formats import digits_to_int
-from ledgerproject.metadata import validate_metadata
 from transactions import answers, engine, idempotency
 from transactions.serializers import transaction_data
 
@@ -81,11 +80,10 @@ class Command(BaseCommand):
         if options["metadata"]:
             body["metadata"] = dict(map(pair, options["metadata"]))
         try:
-            metadata = validate_metadata(body.get("metadata", {}))
             request = engine.PostingRequest(
                 template_code=options["template"],
                 variables=variables,
-                metadata=metadata,
+                metadata=body.get("metadata"),
                 description=options["description"],
                 pending=True if options["pending"] else None,
             )
