@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from instruments.services import instrument_create
-from organizations.services import account_create, ledger_create, organization_create, token_create
+from organizations.contents import account_create
+from organizations.services import ledger_create, organization_create, token_create
 from templates_dsl.services import template_create
 from transactions import engine
 

@@ -17,9 +17,9 @@ from instruments.selectors import instrument_codes_missing
 from ledgerproject.db import apply_changes, unique_among_active
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.metadata import validate_metadata
+from organizations.contents import external_account_create, external_account_delete
 from organizations.locking import ledger_write
 from organizations.models import Balance, Ledger
-from organizations.services import external_account_create, external_account_delete
 
 CODE_PATTERN = re.compile(r"[A-Z0-9]+")
 INACTIVE_STATUS = {"status_code": "INACTIVE", "status_description": None}

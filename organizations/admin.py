@@ -31,7 +31,7 @@ from django.utils.safestring import SafeString
 from ledgerproject.admin_base import LedgerModelAdmin
 from ledgerproject.db import field_of
 from ledgerproject.errors import LedgerError
-from organizations import services
+from organizations import contents, services
 from organizations.models import Account, ApiToken, Ledger, Organization, Portfolio, Product
 
 RESOURCE_READONLY = ("id", "created_at", "updated_at", "deleted_at")
@@ -310,10 +310,10 @@ class PortfolioAdmin(ResourceAdmin):
     readonly_fields = (*RESOURCE_READONLY, "organization", "ledger")
 
     def update_one(self, obj: Portfolio, data: dict[str, Any]) -> Portfolio:
-        return services.portfolio_update(portfolio=obj, data=data)
+        return contents.portfolio_update(portfolio=obj, data=data)
 
     def deactivate_one(self, obj: Portfolio) -> None:
-        services.portfolio_delete(portfolio=obj)
+        contents.portfolio_delete(portfolio=obj)
 
 
 @admin.register(Product)
@@ -326,10 +326,10 @@ class ProductAdmin(ResourceAdmin):
     readonly_fields = (*RESOURCE_READONLY, "organization", "ledger")
 
     def update_one(self, obj: Product, data: dict[str, Any]) -> Product:
-        return services.product_update(product=obj, data=data)
+        return contents.product_update(product=obj, data=data)
 
     def deactivate_one(self, obj: Product) -> None:
-        services.product_delete(product=obj)
+        contents.product_delete(product=obj)
 
 
 @admin.register(Account)
@@ -387,10 +387,10 @@ class AccountAdmin(ResourceAdmin):
         return links([(admin_url("transactions.operation", account=obj.pk), "operations")])
 
     def update_one(self, obj: Account, data: dict[str, Any]) -> Account:
-        return services.account_update(account=obj, data=data)
+        return contents.account_update(account=obj, data=data)
 
     def deactivate_one(self, obj: Account) -> None:
-        services.account_delete(account=obj)
+        contents.account_delete(account=obj)
 
 
 class ApiTokenAddForm(forms.ModelForm):

@@ -8,7 +8,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from ledgerproject.api.views import CollectionView, ItemView
-from organizations import filters, services
+from organizations import contents, filters, services
 from organizations import serializers as s
 from organizations.models import Account, Ledger, Organization, Portfolio, Product
 from organizations.selectors import organizations_visible
@@ -80,7 +80,7 @@ class PortfolioCollection(CollectionView):
     filterset_class = filters.PortfolioFilter
 
     def perform_create(self, data: dict[str, Any]) -> Portfolio:
-        return services.portfolio_create(ledger=self.ledger, **data)
+        return contents.portfolio_create(ledger=self.ledger, **data)
 
 
 class PortfolioItem(ItemView):
@@ -92,10 +92,10 @@ class PortfolioItem(ItemView):
     update_serializer = s.PortfolioUpdateIn
 
     def perform_update(self, obj: Portfolio, data: dict[str, Any]) -> Portfolio:
-        return services.portfolio_update(portfolio=obj, data=data)
+        return contents.portfolio_update(portfolio=obj, data=data)
 
     def perform_delete(self, obj: Portfolio) -> None:
-        services.portfolio_delete(portfolio=obj)
+        contents.portfolio_delete(portfolio=obj)
 
 
 class ProductCollection(CollectionView):
@@ -109,7 +109,7 @@ class ProductCollection(CollectionView):
     filterset_class = filters.ProductFilter
 
     def perform_create(self, data: dict[str, Any]) -> Product:
-        return services.product_create(ledger=self.ledger, **data)
+        return contents.product_create(ledger=self.ledger, **data)
 
 
 class ProductItem(ItemView):
@@ -121,10 +121,10 @@ class ProductItem(ItemView):
     update_serializer = s.ProductUpdateIn
 
     def perform_update(self, obj: Product, data: dict[str, Any]) -> Product:
-        return services.product_update(product=obj, data=data)
+        return contents.product_update(product=obj, data=data)
 
     def perform_delete(self, obj: Product) -> None:
-        services.product_delete(product=obj)
+        contents.product_delete(product=obj)
 
 
 class AccountCollection(CollectionView):
@@ -139,7 +139,7 @@ class AccountCollection(CollectionView):
     select_related = ("balance",)
 
     def perform_create(self, data: dict[str, Any]) -> Account:
-        return services.account_create(ledger=self.ledger, **data)
+        return contents.account_create(ledger=self.ledger, **data)
 
 
 class AccountItem(ItemView):
@@ -153,7 +153,7 @@ class AccountItem(ItemView):
     select_related = ("balance",)
 
     def perform_update(self, obj: Account, data: dict[str, Any]) -> Account:
-        return services.account_update(account=obj, data=data)
+        return contents.account_update(account=obj, data=data)
 
     def perform_delete(self, obj: Account) -> None:
-        services.account_delete(account=obj)
+        contents.account_delete(account=obj)

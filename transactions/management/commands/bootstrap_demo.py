@@ -17,13 +17,9 @@ from django.db import transaction
 
 from instruments.selectors import instrument_codes_missing
 from instruments.services import instrument_create
+from organizations.contents import account_create
 from organizations.models import Account, ApiToken, Ledger, Organization
-from organizations.services import (
-    account_create,
-    ledger_create,
-    organization_create,
-    token_create,
-)
+from organizations.services import ledger_create, organization_create, token_create
 from templates_dsl.compile import compile_template
 from templates_dsl.selectors import templates_active
 from templates_dsl.services import template_create

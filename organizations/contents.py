@@ -1,0 +1,318 @@
+"""Writes of what a ledger holds: portfolios, products and accounts (each account with its
+balance row; an instrument's external account with the instrument). Each runs in
+``ledger_write``: one database transaction, the ledger held against its delete."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from ledgerproject.db import apply_changes, unique_among_active
+from ledgerproject.errors import ErrorCode, LedgerError
+from ledgerproject.metadata import validate_metadata
+from organizations.locking import (
+    ledger_write,
+)
+from organizations.models import (
+    Account,
+    Balance,
+    Ledger,
+    Portfolio,
+    Product,
+)
+
+
+def _soft_delete(obj: Any) -> None:
+    obj.deleted_at = timezone.now()
+    obj.save(update_fields=["deleted_at", "updated_at"])
+
+
+# Portfolios
+
+
+def portfolio_create(
+    *,
+    ledger: Ledger,
+    name: str,
+    entity_id: str | None = None,
+    status_code: str = "ACTIVE",
+    status_description: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Portfolio:
+    with ledger_write(ledger.pk):
+        return Portfolio.objects.create(
+            organization_id=ledger.organization_id,
+            ledger=ledger,
+            name=name,
+            entity_id=entity_id,
+            status_code=status_code,
+            status_description=status_description,
+            metadata=validate_metadata(metadata or {}),
+        )
+
+
+def portfolio_update(*, portfolio: Portfolio, data: dict[str, Any]) -> Portfolio:
+    with ledger_write(portfolio.ledger_id):
+        apply_changes(portfolio, data)
+        portfolio.save()
+    return portfolio
+
+
+def portfolio_delete(*, portfolio: Portfolio) -> Portfolio:
+    with ledger_write(portfolio.ledger_id):
+        _soft_delete(portfolio)
+    return portfolio
+
+
+# Products
+
+
+def _product_conflict(name: str) -> LedgerError:
+    return LedgerError(
+        ErrorCode.DUPLICATE_PRODUCT_NAME,
+        f"A product named '{name}' already exists in this ledger.",
+        fields={"name": "already in use"},
+    )
+
+
+def product_create(
+    *,
+    ledger: Ledger,
+    name: str,
+    status_code: str = "ACTIVE",
+    status_description: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Product:
+    same_name = Product.objects.filter(ledger_id=ledger.pk, name=name)
+    with ledger_write(ledger.pk), unique_among_active(same_name, _product_conflict(name)):
+        return Product.objects.create(
+            organization_id=ledger.organization_id,
+            ledger=ledger,
+            name=name,
+            status_code=status_code,
+            status_description=status_description,
+            metadata=validate_metadata(metadata or {}),
+        )
+
+
+def product_update(*, product: Product, data: dict[str, Any]) -> Product:
+    name = data.get("name")
+    same_name = (
+        Product.objects.filter(ledger_id=product.ledger_id, name=name)
+        if name is not None
+        else Product.objects.none()
+    )
+    with ledger_write(product.ledger_id):
+        apply_changes(product, data)
+        with unique_among_active(same_name, _product_conflict(str(name)), exclude=product.pk):
+            product.save()
+    return product
+
+
+def product_delete(*, product: Product) -> Product:
+    """Accounts assigned to the product keep their productId; reads still show the product."""
+    with ledger_write(product.ledger_id):
+        _soft_delete(product)
+    return product
+
+
+# Accounts
+
+
+def _alias_conflict(alias: str) -> LedgerError:
+    return LedgerError(
+        ErrorCode.ALIAS_UNAVAILABLE,
+        f"The alias '{alias}' is already used by another account of this ledger.",
+        fields={"alias": "already in use"},
+    )
+
+
+def _refuse_external(what: str) -> LedgerError:
+    return LedgerError(
+        ErrorCode.EXTERNAL_ACCOUNT_MODIFICATION,
+        f"External accounts are managed by the ledger; {what}.",
+    )
+
+
+def _active_portfolio(ledger_id: Any, portfolio_id: uuid.UUID) -> Portfolio:
+    portfolio = Portfolio.objects.filter(
+        pk=portfolio_id, ledger_id=ledger_id, deleted_at__isnull=True
+    ).first()
+    if portfolio is None:
+        raise LedgerError(
+            ErrorCode.PORTFOLIO_NOT_FOUND,
+            f"Portfolio {portfolio_id} was not found in this ledger.",
+            fields={"portfolioId": "not found"},
+        )
+    return portfolio
+
+
+def _active_product(ledger_id: Any, product_id: uuid.UUID) -> Product:
+    product = Product.objects.filter(
+        pk=product_id, ledger_id=ledger_id, deleted_at__isnull=True
+    ).first()
+    if product is None:
+        raise LedgerError(
+            ErrorCode.PRODUCT_NOT_FOUND,
+            f"Product {product_id} was not found in this ledger.",
+            fields={"productId": "not found"},
+        )
+    return product
+
+
+def _parent_account(ledger_id: Any, parent_id: uuid.UUID, asset_code: str) -> Account:
+    parent = Account.objects.filter(
+        pk=parent_id, ledger_id=ledger_id, deleted_at__isnull=True
+    ).first()
+    if parent is None or parent.asset_code != asset_code:
+        raise LedgerError(
+            ErrorCode.ACTION_NOT_PERMITTED,
+            "parentAccountId must name an active account of this ledger with the same assetCode.",
+            fields={"parentAccountId": "not an active account of this ledger and asset"},
+        )
+    return parent
+
+
+def _account_insert(account: Account) -> Account:
+    """Save a new account with its balance row (zero), inside the caller's transaction."""
+    account.save(force_insert=True)
+    Balance.objects.create(
+        organization_id=account.organization_id,
+        ledger_id=account.ledger_id,
+        account=account,
+        asset_code=account.asset_code,
+        is_external=account.is_external,
+    )
+    return account
+
+
+def _lock_asset_active(ledger_id: Any, asset_code: str) -> None:
+    """The asset is an active instrument of the ledger. An instrument is created and deleted
+    together with its ``@external/<CODE>`` account, in one database transaction, so that account
+    answers for it; locking its row keeps a concurrent delete of the instrument out until the
+    new account (whose balance that delete must then see) is committed."""
+    external = (
+        Account.objects.filter(
+            ledger_id=ledger_id,
+            alias=f"{Account.EXTERNAL_PREFIX}{asset_code}",
+            type=Account.EXTERNAL,
+            deleted_at__isnull=True,
+        )
+        .select_for_update()
+        .first()
+    )
+    if external is None:
+        raise LedgerError(
+            ErrorCode.ASSET_CODE_NOT_FOUND,
+            f"No active instrument with code '{asset_code}' in this ledger.",
+            fields={"assetCode": "not an active instrument of this ledger"},
+        )
+
+
+def external_account_create(*, ledger: Ledger, asset_code: str) -> Account:
+    """``@external/<CODE>``: the ledger's counterparty for an instrument; it may go negative.
+
+    Called by ``instrument_create`` inside its transaction."""
+    with transaction.atomic():
+        return _account_insert(
+            Account(
+                organization_id=ledger.organization_id,
+                ledger=ledger,
+                name=f"External {asset_code}",
+                alias=f"{Account.EXTERNAL_PREFIX}{asset_code}",
+                type=Account.EXTERNAL,
+                asset_code=asset_code,
+            )
+        )
+
+
+def external_account_delete(*, ledger_id: Any, asset_code: str) -> int:
+    """Soft-delete the external account of an instrument; called by ``instrument_delete``."""
+    now = timezone.now()
+    return Account.objects.filter(
+        ledger_id=ledger_id,
+        alias=f"{Account.EXTERNAL_PREFIX}{asset_code}",
+        type=Account.EXTERNAL,
+        deleted_at__isnull=True,
+    ).update(deleted_at=now, updated_at=now)
+
+
+def account_create(
+    *,
+    ledger: Ledger,
+    asset_code: str,
+    alias: str | None = None,
+    name: str = "",
+    type: str = "deposit",
+    entity_id: str | None = None,
+    portfolio_id: uuid.UUID | None = None,
+    product_id: uuid.UUID | None = None,
+    parent_account_id: uuid.UUID | None = None,
+    allow_sending: bool = True,
+    allow_receiving: bool = True,
+    status_code: str = "ACTIVE",
+    status_description: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Account:
+    if type == Account.EXTERNAL or (alias or "").startswith(Account.EXTERNAL_PREFIX):
+        raise _refuse_external("they cannot be created through the API")
+    if portfolio_id is not None:
+        _active_portfolio(ledger.pk, portfolio_id)
+    if product_id is not None:
+        _active_product(ledger.pk, product_id)
+    if parent_account_id is not None:
+        _parent_account(ledger.pk, parent_account_id, asset_code)
+    account = Account(
+        organization_id=ledger.organization_id,
+        ledger=ledger,
+        asset_code=asset_code,
+        name=name,
+        type=type,
+        entity_id=entity_id,
+        portfolio_id=portfolio_id,
+        product_id=product_id,
+        parent_account_id=parent_account_id,
+        allow_sending=allow_sending,
+        allow_receiving=allow_receiving,
+        status_code=status_code,
+        status_description=status_description,
+        metadata=validate_metadata(metadata or {}),
+    )
+    account.alias = alias or f"@{account.id}"
+    same_alias = Account.objects.filter(ledger_id=ledger.pk, alias=account.alias)
+    with ledger_write(ledger.pk):
+        _lock_asset_active(ledger.pk, asset_code)
+        with unique_among_active(same_alias, _alias_conflict(account.alias)):
+            _account_insert(account)
+    return account
+
+
+def account_update(*, account: Account, data: dict[str, Any]) -> Account:
+    if account.is_external:
+        raise _refuse_external("they cannot be changed")
+    if data.get("portfolio_id") is not None:
+        _active_portfolio(account.ledger_id, data["portfolio_id"])
+    if data.get("product_id") is not None:
+        _active_product(account.ledger_id, data["product_id"])
+    with ledger_write(account.ledger_id):
+        apply_changes(account, data)
+        account.save()
+    return account
+
+
+def account_delete(*, account: Account) -> Account:
+    """Refused while the balance holds anything; the balance row is locked while checking."""
+    if account.is_external:
+        raise _refuse_external("they are removed with their instrument")
+    with ledger_write(account.ledger_id):
+        balance = Balance.objects.select_for_update().filter(account_id=account.pk).first()
+        if balance is not None and (balance.available or balance.on_hold):
+            raise LedgerError(
+                ErrorCode.BALANCE_REMAINING,
+                "The account still holds a balance; move it out before deleting the account.",
+            )
+        _soft_delete(account)
+    return account
