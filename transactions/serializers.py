@@ -163,6 +163,12 @@ class TransactionOut(serializers.Serializer):
     updatedAt = TimestampField(source="updated_at")
 
 
+class DryRunOut(TransactionOut):
+    dryRun = serializers.BooleanField(
+        required=False, help_text="true on a dry run: the transaction was not written."
+    )
+
+
 class BatchItemOut(serializers.Serializer):
     """One item of a non-atomic batch's answer."""
 
