@@ -71,7 +71,9 @@ def test_atomic_writes_nothing_when_one_file_fails(book, folder):
 
 def test_atomic_says_would_update_then_that_nothing_was_written(book, folder):
     run("import_templates", str(folder), *scope(book))
-    (folder / "b_other.tmpl").write_text(OTHER.replace("(code OTHER)", "(code OTHER) (pending true)"))
+    (folder / "b_other.tmpl").write_text(
+        OTHER.replace("(code OTHER)", "(code OTHER) (pending true)")
+    )
     (folder / "c_broken.tmpl").write_text(BROKEN)
     out, _, error = attempt("import_templates", str(folder), *scope(book), "--atomic")
     assert f"{folder}/b_other.tmpl: would update OTHER" in out and "updated" not in out

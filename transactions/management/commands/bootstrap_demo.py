@@ -89,9 +89,10 @@ class Command(BaseCommand):
         with transaction.atomic():
             token = ApiToken.objects.select_for_update().filter(name=DEMO_TOKEN).first()
             usable = token is not None and token.revoked_at is None
-            usable = usable and (token.expires_at is None or token.expires_at > now)
+            if token is not None and token.expires_at is not None and token.expires_at <= now:
+                usable = False
             if wanted is not None:
-                if usable and secret_matches(wanted.raw, token.secret_hash):
+                if token is not None and usable and secret_matches(wanted.raw, token.secret_hash):
                     return wanted.raw
                 ApiToken.objects.filter(name=DEMO_TOKEN).delete()
                 return token_create(name=DEMO_TOKEN, secret=wanted)[1]
