@@ -29,6 +29,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from ledgerproject.admin_base import LedgerModelAdmin
+from ledgerproject.amounts import format_amount
 from ledgerproject.db import field_of
 from ledgerproject.errors import LedgerError
 from organizations import contents, services
@@ -375,12 +376,20 @@ class AccountAdmin(ResourceAdmin):
     @admin.display(description="available")
     def available(self, obj: Account) -> str:
         balance = getattr(obj, "balance", None)
-        return "-" if balance is None else f"{balance.available} (scale {balance.scale})"
+        return (
+            "-"
+            if balance is None
+            else format_amount(balance.available, balance.scale, obj.asset_code)
+        )
 
     @admin.display(description="on hold")
     def on_hold(self, obj: Account) -> str:
         balance = getattr(obj, "balance", None)
-        return "-" if balance is None else f"{balance.on_hold} (scale {balance.scale})"
+        return (
+            "-"
+            if balance is None
+            else format_amount(balance.on_hold, balance.scale, obj.asset_code)
+        )
 
     @admin.display(description="statement")
     def statement(self, obj: Account) -> SafeString:

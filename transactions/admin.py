@@ -80,16 +80,21 @@ class OperationInline(admin.TabularInline):
 
     @admin.display(description="amount")
     def amount_text(self, op: Operation) -> str:
-        return f"{format_amount(op.amount, op.scale)} {op.asset_code}"
+        return format_amount(op.amount, op.scale, op.asset_code)
 
     @admin.display(description="balance before")
     def balance_before(self, op: Operation) -> str:
-        return format_balance(op.balance_available, op.balance_on_hold, op.balance_scale)
+        return format_balance(
+            op.balance_available, op.balance_on_hold, op.balance_scale, op.asset_code
+        )
 
     @admin.display(description="balance after")
     def balance_after(self, op: Operation) -> str:
         return format_balance(
-            op.balance_available_after, op.balance_on_hold_after, op.balance_scale_after
+            op.balance_available_after,
+            op.balance_on_hold_after,
+            op.balance_scale_after,
+            op.asset_code,
         )
 
 
@@ -154,7 +159,7 @@ class TransactionAdmin(ReadOnlyAdmin):
 
     @admin.display(description="amount")
     def amount_text(self, tx: Transaction) -> str:
-        return f"{format_amount(tx.amount, tx.scale)} {tx.asset_code}"
+        return format_amount(tx.amount, tx.scale, tx.asset_code)
 
     @admin.display(description="from")
     def source_text(self, tx: Transaction) -> str:
@@ -330,11 +335,11 @@ class BalanceAdmin(ReadOnlyAdmin):
 
     @admin.display(description="available", ordering="available")
     def available_text(self, balance: Balance) -> str:
-        return format_amount(balance.available, balance.scale)
+        return format_amount(balance.available, balance.scale, balance.asset_code)
 
     @admin.display(description="on hold", ordering="on_hold")
     def on_hold_text(self, balance: Balance) -> str:
-        return format_amount(balance.on_hold, balance.scale)
+        return format_amount(balance.on_hold, balance.scale, balance.asset_code)
 
 
 @admin.register(IdempotencyKey)
