@@ -75,7 +75,11 @@ def test_it_posts_and_reverts_a_payment_in_a_real_browser(live_server, book):
             page.goto(dashboard)
             expect(page.locator("#chart-by-status svg")).to_be_visible()
             # A balance takes the scale of the first amount it sees: untouched ones are at 0.
-            assert balances(page) == {"@alice": "1000.00", "@bob": "0", "@fees/platform": "0"}
+            assert balances(page) == {
+                "@alice": "1000.00 BRL",
+                "@bob": "0 BRL",
+                "@fees/platform": "0 BRL",
+            }
 
             page.click("#post-link")
             page.select_option("#id_template", "PAYMENT_WITH_FEE")
@@ -97,7 +101,11 @@ def test_it_posts_and_reverts_a_payment_in_a_real_browser(live_server, book):
             expect(page.locator("div.field-status")).to_contain_text("SENT")
 
             page.goto(dashboard)
-            assert balances(page) == {"@alice": "974.00", "@bob": "25.00", "@fees/platform": "1.00"}
+            assert balances(page) == {
+                "@alice": "974.00 BRL",
+                "@bob": "25.00 BRL",
+                "@fees/platform": "1.00 BRL",
+            }
             expect(page.locator("#latest-transactions")).to_contain_text("PAYMENT_WITH_FEE")
             page.click("#run-check")
             expect(page.locator("#check-report")).to_contain_text("check_ledger: OK")
@@ -111,7 +119,11 @@ def test_it_posts_and_reverts_a_payment_in_a_real_browser(live_server, book):
             expect(page.locator("ul.messagelist")).to_contain_text("reverted by")
 
             page.goto(dashboard)
-            assert balances(page) == {"@alice": "1000.00", "@bob": "0.00", "@fees/platform": "0.00"}
+            assert balances(page) == {
+                "@alice": "1000.00 BRL",
+                "@bob": "0.00 BRL",
+                "@fees/platform": "0.00 BRL",
+            }
         finally:
             browser.close()
 
