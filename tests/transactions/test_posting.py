@@ -1,5 +1,5 @@
 """Posting from templates: the specification's fee-and-remaining example, exact amounts, and
-every refusal of contract section 5."""
+every refusal of docs/TRANSACTIONS.md."""
 
 from __future__ import annotations
 
