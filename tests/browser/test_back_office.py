@@ -39,6 +39,22 @@ def chromium_path() -> str | None:
     return None
 
 
+def chromium_or_skip() -> str:
+    executable = chromium_path()
+    if executable is None:
+        pytest.skip("no Chromium executable found (install the Debian package 'chromium')")
+    return executable
+
+
+def log_in(page, base: str) -> None:
+    """Log in as the superuser ``staff`` (made by the test before the browser starts)."""
+    page.set_default_timeout(15_000)
+    page.goto(f"{base}/admin/login/?next=/admin/")
+    page.fill("#id_username", "staff")
+    page.fill("#id_password", PASSWORD)
+    page.click("input[type=submit]")
+
+
 def balances(page) -> dict[str, str]:
     rows = page.locator("#balances tbody tr[data-alias]")
     return {
@@ -49,9 +65,7 @@ def balances(page) -> dict[str, str]:
 
 @pytest.mark.django_db(transaction=True)
 def test_it_posts_and_reverts_a_payment_in_a_real_browser(live_server, book):
-    executable = chromium_path()
-    if executable is None:
-        pytest.skip("no Chromium executable found (install the Debian package 'chromium')")
+    executable = chromium_or_skip()
     from playwright.sync_api import expect, sync_playwright
 
     book.fund("@alice", 100_000)
@@ -65,11 +79,7 @@ def test_it_posts_and_reverts_a_payment_in_a_real_browser(live_server, book):
         browser = playwright.chromium.launch(executable_path=executable, headless=True, args=ARGS)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.set_default_timeout(15_000)
-            page.goto(f"{live_server.url}/admin/login/?next=/admin/")
-            page.fill("#id_username", "staff")
-            page.fill("#id_password", PASSWORD)
-            page.click("input[type=submit]")
+            log_in(page, live_server.url)
             expect(page.locator("#site-name")).to_be_visible()
 
             page.goto(dashboard)

@@ -14,15 +14,13 @@ from django.contrib.auth import get_user_model
 
 from organizations.models import Account, Ledger
 from tests.api.test_templates import SIMPLE
-from tests.browser.test_back_office import ARGS, PASSWORD, chromium_path
+from tests.browser.test_back_office import ARGS, PASSWORD, chromium_or_skip, log_in
 from transactions.models import Transaction
 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_clerks_morning_in_a_real_browser(live_server, book, tmp_path: Path):
-    executable = chromium_path()
-    if executable is None:
-        pytest.skip("no Chromium executable found (install the Debian package 'chromium')")
+    executable = chromium_or_skip()
     from playwright.sync_api import expect, sync_playwright
 
     book.fund("@alice", 100_000)
@@ -35,11 +33,7 @@ def test_a_clerks_morning_in_a_real_browser(live_server, book, tmp_path: Path):
         browser = playwright.chromium.launch(executable_path=executable, headless=True, args=ARGS)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900}, accept_downloads=True)
-            page.set_default_timeout(15_000)
-            page.goto(f"{base}/admin/login/?next=/admin/")
-            page.fill("#id_username", "staff")
-            page.fill("#id_password", PASSWORD)
-            page.click("input[type=submit]")
+            log_in(page, base)
             expect(page.locator("#site-name")).to_contain_text("Ledger back office")
             # The ledger's dashboard is one click from the index.
             page.click(f"#ledger-dashboards a[href$='/{ledger.pk}/dashboard/']")
