@@ -91,6 +91,20 @@ class TransactionCollection(ScopedAPIView):
         parameters=[
             OpenApiParameter("dryRun", bool, description="Check and simulate; write nothing."),
             *KEY_HEADERS,
+            OpenApiParameter(
+                answers.DRY_RUN_HEADER,
+                str,
+                OpenApiParameter.HEADER,
+                response=[200],
+                description="`true` on a dry run's answer: nothing was written.",
+            ),
+            OpenApiParameter(
+                "Idempotent-Replayed",
+                str,
+                OpenApiParameter.HEADER,
+                response=[200, 201],
+                description="`true` when the idempotency key's first answer is replayed.",
+            ),
         ],
         responses={
             201: TransactionOut,
