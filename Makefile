@@ -1,11 +1,11 @@
 # make run: a working service on a fresh machine with only Python 3.11+.
 # make test: the whole suite. DATABASE_URL=postgres://... switches both to PostgreSQL.
+# HOST and PORT choose where `make run` listens: make run HOST=0.0.0.0 PORT=8080
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
-export LEDGER_DEV_DEFAULTS ?= 1
 
 .PHONY: run test lint format venv migrate stress bench
 
@@ -17,10 +17,18 @@ $(BIN)/.installed: requirements.txt
 
 venv: $(BIN)/.installed
 
-migrate: venv
-	$(BIN)/python manage.py migrate --noinput
+# The local settings (.env, git-ignored), written once: a generated SECRET_KEY and demo token.
+.env: | venv
+	$(BIN)/python -m ledgerproject.localdev write-env .env
 
-run: migrate
+migrate: venv .env
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py createcachetable
+
+# The port is checked first, so a busy one changes nothing (no migration, no new token).
+run: venv
+	@$(BIN)/python -m ledgerproject.localdev check-port $(HOST) $(PORT)
+	$(MAKE) --no-print-directory migrate
 	$(BIN)/python manage.py bootstrap_demo --base-url http://$(HOST):$(PORT)
 	$(BIN)/gunicorn ledgerproject.wsgi --bind $(HOST):$(PORT) --workers 2 --threads 4 \
 		--access-logfile - --graceful-timeout 5

@@ -1,6 +1,7 @@
-"""Staff admin for instruments and rates. Both are created through the API (an instrument
-brings its external account and balance row with it); the admin browses them, edits only name,
-status and metadata, and deactivates them through the same services as the API's DELETE."""
+"""Staff admin for instruments and rates. An instrument is created here through the same
+service as the API (it brings its external account and balance row with it); rates are created
+through the API. The admin edits only name, status and metadata, and deactivates through the
+same services as the API's DELETE."""
 
 from __future__ import annotations
 
@@ -22,6 +23,11 @@ class InstrumentAdmin(ResourceAdmin):
     list_select_related = ("ledger", "organization")
     raw_id_fields = ("organization", "ledger")
     readonly_fields = (*RESOURCE_READONLY, "organization", "ledger", "type", "code")
+
+    add_fields = add_required = ("ledger", "name", "type", "code")
+
+    def create_one(self, data: dict[str, Any]) -> Instrument:
+        return services.instrument_create(**data)
 
     def update_one(self, obj: Instrument, data: dict[str, Any]) -> Instrument:
         return services.instrument_update(instrument=obj, data=data)

@@ -42,7 +42,11 @@ def ledger_from_options(options: dict[str, Any], *, writable: bool = False) -> L
 
 
 def api_error(exc: LedgerError) -> CommandError:
-    return CommandError(f"{exc.error.code} {exc.error.title}: {exc.description}")
+    """The API's answer as one line: code, title, description, and each field's message."""
+    text = f"{exc.error.code} {exc.error.title}: {exc.description}"
+    if exc.fields:
+        text += " " + "; ".join(f"{name}: {message}" for name, message in exc.fields.items())
+    return CommandError(text)
 
 
 def is_terminal(stream: OutputWrapper) -> bool:

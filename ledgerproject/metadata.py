@@ -12,6 +12,10 @@ import json
 import math
 from typing import Any
 
+from django.db.models import QuerySet, TextField
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast
+
 from ledgerproject.errors import ErrorCode, LedgerError
 
 MAX_KEY_LENGTH = 100
@@ -92,3 +96,13 @@ def validate_metadata(value: Any, *, field: str = "metadata") -> dict[str, Any]:
             fields={field: f"at most {MAX_BYTES} bytes"},
         )
     return value
+
+
+def filter_by_metadata(queryset: QuerySet[Any], pairs: list[tuple[str, str]]) -> QuerySet[Any]:
+    """Rows whose metadata holds every ``(key, value)``, values compared as text (``42``
+    matches the number 42 and the string "42"): the API's list filters and the admin's search."""
+    for index, (key, value) in enumerate(pairs):
+        alias = f"_metadata_{index}"
+        as_text = Cast(KeyTextTransform(key, "metadata"), output_field=TextField())
+        queryset = queryset.alias(**{alias: as_text}).filter(**{alias: value})
+    return queryset

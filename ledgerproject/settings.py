@@ -1,4 +1,10 @@
-"""Settings, read from the environment.
+"""Settings, read from the environment and, for a checkout, from a local ``.env`` file.
+
+``.env`` (git-ignored, written once by ``make run``: a generated ``SECRET_KEY`` and the
+development switches) is read through django-environ; a variable set in the environment wins
+over the file. ``LEDGER_ENV_FILE`` names another file, or none when empty (the test suite).
+A setting that is missing or malformed raises ``ImproperlyConfigured`` with one line saying
+what to set; ``manage.py`` prints that line alone.
 
 ``DATABASE_URL`` unset gives SQLite in ``db.sqlite3`` beside this project (WAL, IMMEDIATE
 transactions, a busy timeout so concurrent writers queue); ``postgres://...`` gives PostgreSQL
@@ -12,24 +18,40 @@ import os
 from pathlib import Path
 
 import dj_database_url
+import environ
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
+ENV_FILE = os.environ.get("LEDGER_ENV_FILE", str(BASE_DIR / ".env"))
+if ENV_FILE and Path(ENV_FILE).is_file():
+    environ.Env.read_env(ENV_FILE)  # never overrides what the environment already sets
+
+_env = environ.Env()
+
 
 def env_bool(name: str, default: bool = False) -> bool:
-    return os.environ.get(name, str(default)).strip().lower() in {"1", "true", "yes", "on"}
+    try:
+        return _env.bool(name, default=default)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be 1 or 0 (true/false), not {exc}.") from exc
 
 
 def env_int(name: str, default: int) -> int:
-    return int(os.environ.get(name, default))
+    try:
+        return _env.int(name, default=default)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be a whole number: {exc}.") from exc
 
 
 DEBUG = env_bool("DEBUG")
-SECRET_KEY = os.environ.get("SECRET_KEY", "")
+SECRET_KEY = _env.str("SECRET_KEY", default="")
 if not SECRET_KEY:
     if not DEBUG and not env_bool("LEDGER_DEV_DEFAULTS"):
-        raise ImproperlyConfigured("Set SECRET_KEY (or DEBUG=1 / LEDGER_DEV_DEFAULTS=1 locally).")
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set: on a checkout run `make run` once (it writes .env), "
+            "in production set SECRET_KEY in the environment."
+        )
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"
 
 ALLOWED_HOSTS = [h for h in os.environ.get("ALLOWED_HOSTS", "").split(",") if h]
@@ -52,7 +74,7 @@ if env_bool("SECURE_PROXY_SSL_HEADER"):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "ledgerproject.apps.LedgerAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -168,10 +190,27 @@ def env_rate(name: str, default: str) -> str | None:
     return value
 
 
-# Per token, reads and writes counted apart (charts and dry runs are reads).
+# Per token, reads and writes counted apart (charts and dry runs are reads). Off unless a rate
+# is set: a count kept per process is no limit, and a default budget would turn a busy,
+# well-behaved client into 429s. When on, every process counts in the "throttle" cache below.
 API_THROTTLE_RATES = {
-    "read": env_rate("THROTTLE_READ_RATE", "3000/min"),
-    "write": env_rate("THROTTLE_WRITE_RATE", "1200/min"),
+    "read": env_rate("THROTTLE_READ_RATE", "off"),
+    "write": env_rate("THROTTLE_WRITE_RATE", "off"),
+}
+
+# "throttle" is shared by every process: Redis when REDIS_URL is set, else a database table
+# (`manage.py createcachetable`, which `make migrate` runs; the test database gets it too).
+_redis_url = _env.str("REDIS_URL", default="")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "throttle": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _redis_url}
+        if _redis_url
+        else {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "ledger_throttle_cache",
+        }
+    ),
 }
 
 REST_FRAMEWORK = {

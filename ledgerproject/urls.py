@@ -1,9 +1,10 @@
-"""URL map: the /v1 API, its schema and docs, /health, and the admin."""
+"""URL map: the home page, the /v1 API, its schema and docs, /health, and the admin."""
 
 from typing import Any
 
 from django.contrib import admin
 from django.urls import include, path, re_path
+from django.views.generic import TemplateView
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
 from ledgerproject.api.views import UnknownEndpointView, health
@@ -11,8 +12,9 @@ from ledgerproject.api.views import UnknownEndpointView, health
 public: dict[str, list[Any]] = {"authentication_classes": [], "permission_classes": []}
 
 urlpatterns = [
+    path("", TemplateView.as_view(template_name="home.html"), name="home"),
     path("admin/", admin.site.urls),
-    path("health", health),
+    path("health", health, name="health"),
     path("v1/openapi.json", SpectacularJSONAPIView.as_view(**public), name="openapi"),
     path("v1/docs/", SpectacularSwaggerView.as_view(url_name="openapi", **public), name="docs"),
     path("v1/", include("organizations.urls")),

@@ -1,195 +1,40 @@
 """Staff admin for organizations, ledgers, portfolios, products, accounts and API tokens.
 
-Resources are created through the API (or, for tokens, through ``organizations.services``):
+Resources are created and changed through their services (``admin_tools.ResourceAdmin``):
 their invariants (materialised organization paths, balance rows, external accounts, soft
-deletes) live in the services. The admin therefore browses everything, edits only the
-free-form fields (identity fields are read-only), never hard-deletes, and deactivates
-(soft-deletes) through the same services as the API's DELETE.
+deletes) live there. The admin never hard-deletes, and deactivates (soft-deletes) through the
+same services as the API's DELETE. Identity fields are read-only once an object exists.
 
 The hierarchy is walked by links: an organization links to its ledgers, a ledger to its
 accounts, templates, transactions, dashboard and posting page. Lists are narrowed with
 ``?organization=<id>``, ``?ledger=<id>`` or ``?account=<id>`` (``scope_filter``), which show
-the chosen parent in the sidebar at the cost of one query.
+the chosen parent in the sidebar at the cost of one query; an add form opened from a narrowed
+list starts with that parent chosen.
 """
 
 from __future__ import annotations
 
-import re
-import uuid
-from collections.abc import Iterable
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.admin.options import IncorrectLookupParameters
-from django.db.models import Model, QuerySet
+from django.db.models import QuerySet
 from django.http import HttpRequest
-from django.urls import reverse
-from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from ledgerproject.admin_base import LedgerModelAdmin
-from ledgerproject.db import field_of
-from ledgerproject.errors import LedgerError
+from ledgerproject.amounts import format_amount
 from organizations import contents, services
+from organizations.admin_tools import (  # noqa: F401 - re-exported for the other apps' admins
+    RESOURCE_READONLY,
+    DeletedFilter,
+    ResourceAdmin,
+    admin_link,
+    admin_url,
+    links,
+    scope_filter,
+)
 from organizations.models import Account, ApiToken, Ledger, Organization, Portfolio, Product
-
-RESOURCE_READONLY = ("id", "created_at", "updated_at", "deleted_at")
-
-
-def admin_url(
-    model: type[Model] | Model | str, view: str = "changelist", *args: Any, **query: Any
-) -> str:
-    """The admin URL of a model's changelist (optionally filtered) or of one object's page.
-    ``model`` may be a label (``"transactions.transaction"``): a page of an app further along
-    is linked by its URL name, never imported."""
-    if isinstance(model, str):
-        app_label, model_name = model.lower().split(".")
-    else:
-        app_label, model_name = model._meta.app_label, model._meta.model_name or ""
-    url = reverse(f"admin:{app_label}_{model_name}_{view}", args=args)
-    if query:
-        url += "?" + "&".join(f"{key}={value}" for key, value in query.items())
-    return url
-
-
-def admin_link(model: type[Model] | Model, pk: Any, text: Any) -> SafeString | str:
-    if pk is None:
-        return "-"
-    return format_html('<a href="{}">{}</a>', admin_url(model, "change", pk), text)
-
-
-def links(items: Iterable[tuple[str, str]]) -> SafeString:
-    return format_html_join(" · ", '<a href="{}">{}</a>', items)
-
-
-def scope_filter(field: str, model: type[Model]) -> type[admin.SimpleListFilter]:
-    """A sidebar filter for ``?<field>=<id>``: shown only while it is in use, naming the
-    chosen parent; a malformed id is an incorrect lookup (the admin's ``?e=1`` page)."""
-
-    class ScopeFilter(admin.SimpleListFilter):
-        title = model._meta.verbose_name
-        parameter_name = field
-
-        def _pk(self) -> uuid.UUID | None:
-            value = self.value()
-            if not value:
-                return None
-            try:
-                return uuid.UUID(str(value))
-            except ValueError as exc:
-                raise IncorrectLookupParameters(f"{field}: not an id") from exc
-
-        def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-            pk = self._pk()
-            found = model._default_manager.filter(pk=pk).first() if pk else None
-            return [(str(pk), str(found))] if found is not None else []
-
-        def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-            pk = self._pk()
-            return queryset.filter(**{f"{field}_id": pk}) if pk else queryset
-
-    ScopeFilter.__name__ = f"{field.title()}ScopeFilter"
-    return ScopeFilter
-
-
-class ResourceAdmin(LedgerModelAdmin):
-    """Browse and edit through the services: a change is written by the resource's update
-    service while the form validates (inside the admin's transaction), so the admin refuses
-    exactly what the API refuses and shows the same code and message on the form; deactivation
-    (soft delete) goes through the delete service, each refusal shown as a message."""
-
-    list_per_page = 50
-    show_full_result_count = False
-    actions = ("deactivate",)
-
-    def update_one(self, obj: Any, data: dict[str, Any]) -> Any:
-        """Write ``data`` (model field names) to ``obj`` through the resource's service."""
-        raise NotImplementedError
-
-    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any):
-        base = super().get_form(request, obj, change=change, **kwargs)
-        return service_form(base, self.update_one) if change else base
-
-    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
-        if not change:
-            super().save_model(request, obj, form, change)
-        # A change was written by the service when the form validated.
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def deactivate_one(self, obj: Any) -> None:
-        raise NotImplementedError
-
-    @admin.action(
-        description="Deactivate (soft-delete) the selected %(verbose_name_plural)s",
-        permissions=["change"],
-    )
-    def deactivate(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
-        done: list[str] = []
-        for obj in queryset:
-            if obj.deleted_at is not None:
-                messages.warning(request, f"{obj}: already deactivated.")
-                continue
-            try:
-                self.deactivate_one(obj)
-            except LedgerError as exc:
-                messages.error(request, f"{obj}: refused — {exc.error.code} {exc.description}")
-            else:
-                done.append(str(obj))
-        if done:
-            names = self.model._meta.verbose_name_plural
-            messages.success(request, f"Deactivated {len(done)} {names}: {', '.join(done)}.")
-
-
-def service_form(base: type[forms.ModelForm], update: Any) -> type[forms.ModelForm]:
-    """``base`` whose validation ends by writing the changed fields through ``update``; a
-    refusal becomes the form's error, on the field it names when the form has it."""
-
-    class ServiceForm(base):  # type: ignore[valid-type,misc]
-        instance: Any
-
-        def _post_clean(self) -> None:
-            super()._post_clean()
-            if self.errors or not self.changed_data:
-                return
-            model = self._meta.model
-            data = {field_of(model, name).attname: self.cleaned_data[name]
-                    for name in self.changed_data}  # fmt: skip
-            current: Any = model._default_manager.get(pk=self.instance.pk)
-            try:
-                self.instance = update(current, data)
-            except LedgerError as exc:
-                self.add_error(_field_of(self, exc), f"{exc.error.code}: {exc.description}")
-
-    return ServiceForm
-
-
-def _field_of(form: forms.ModelForm, exc: LedgerError) -> str | None:
-    for key in exc.fields or {}:
-        name = re.sub(r"(?<!^)(?=[A-Z])", "_", key.split(".")[0]).lower()
-        if name in form.fields:
-            return name
-    return None
-
-
-class DeletedFilter(admin.SimpleListFilter):
-    title = "deleted"
-    parameter_name = "deleted"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("no", "Active"), ("yes", "Deleted")]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        if self.value() == "no":
-            return queryset.filter(deleted_at__isnull=True)
-        if self.value() == "yes":
-            return queryset.filter(deleted_at__isnull=False)
-        return queryset
 
 
 @admin.register(Organization)
@@ -238,11 +83,24 @@ class OrganizationAdmin(ResourceAdmin):
         rows.append((admin_url(Ledger, organization=obj.pk), "all ledgers, deleted too"))
         return links(rows)
 
+    add_fields = ("legal_name", "legal_document", "doing_business_as", "parent")
+    add_required = ("legal_name", "legal_document")
+
+    def create_one(self, data: dict[str, Any]) -> Organization:
+        parent = data.pop("parent", None)
+        return services.organization_create(parent_id=parent.pk if parent else None, **_given(data))
+
     def update_one(self, obj: Organization, data: dict[str, Any]) -> Organization:
         return services.organization_update(organization=obj, data=data)
 
     def deactivate_one(self, obj: Organization) -> None:
         services.organization_delete(organization=obj)
+
+
+def _given(data: dict[str, Any]) -> dict[str, Any]:
+    """The add form's values that were filled in (an empty field takes the service's default,
+    as an absent field of an API body does)."""
+    return {name: value for name, value in data.items() if value not in ("", None)}
 
 
 def ledger_links(ledger_id: Any, *, full: bool = True) -> SafeString:
@@ -293,6 +151,11 @@ class LedgerAdmin(ResourceAdmin):
     def navigation(self, obj: Ledger) -> SafeString:
         return ledger_links(obj.pk)
 
+    add_fields = add_required = ("organization", "name")
+
+    def create_one(self, data: dict[str, Any]) -> Ledger:
+        return services.ledger_create(organization=data["organization"], name=data["name"])
+
     def update_one(self, obj: Ledger, data: dict[str, Any]) -> Ledger:
         return services.ledger_update(ledger=obj, data=data)
 
@@ -308,6 +171,12 @@ class PortfolioAdmin(ResourceAdmin):
     list_select_related = ("ledger", "organization")
     raw_id_fields = ("organization", "ledger")
     readonly_fields = (*RESOURCE_READONLY, "organization", "ledger")
+
+    add_fields = ("ledger", "name", "entity_id")
+    add_required = ("ledger", "name")
+
+    def create_one(self, data: dict[str, Any]) -> Portfolio:
+        return contents.portfolio_create(**_given(data))
 
     def update_one(self, obj: Portfolio, data: dict[str, Any]) -> Portfolio:
         return contents.portfolio_update(portfolio=obj, data=data)
@@ -375,16 +244,44 @@ class AccountAdmin(ResourceAdmin):
     @admin.display(description="available")
     def available(self, obj: Account) -> str:
         balance = getattr(obj, "balance", None)
-        return "-" if balance is None else f"{balance.available} (scale {balance.scale})"
+        return (
+            "-"
+            if balance is None
+            else format_amount(balance.available, balance.scale, obj.asset_code)
+        )
 
     @admin.display(description="on hold")
     def on_hold(self, obj: Account) -> str:
         balance = getattr(obj, "balance", None)
-        return "-" if balance is None else f"{balance.on_hold} (scale {balance.scale})"
+        return (
+            "-"
+            if balance is None
+            else format_amount(balance.on_hold, balance.scale, obj.asset_code)
+        )
 
     @admin.display(description="statement")
     def statement(self, obj: Account) -> SafeString:
         return links([(admin_url("transactions.operation", account=obj.pk), "operations")])
+
+    add_fields = (
+        "ledger",
+        "name",
+        "alias",
+        "asset_code",
+        "type",
+        "portfolio",
+        "product",
+        "entity_id",
+        "allow_sending",
+        "allow_receiving",
+    )
+    add_required = ("ledger", "asset_code")
+
+    def create_one(self, data: dict[str, Any]) -> Account:
+        for name in ("portfolio", "product"):
+            chosen = data.pop(name, None)
+            data[f"{name}_id"] = chosen.pk if chosen else None
+        return contents.account_create(**_given(data))
 
     def update_one(self, obj: Account, data: dict[str, Any]) -> Account:
         return contents.account_update(account=obj, data=data)

@@ -4,6 +4,7 @@ balance row; an instrument's external account with the instrument). Each runs in
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Any
 
@@ -259,6 +260,12 @@ def account_create(
 ) -> Account:
     if type == Account.EXTERNAL or (alias or "").startswith(Account.EXTERNAL_PREFIX):
         raise _refuse_external("they cannot be created through the API")
+    if alias is not None and not re.fullmatch(Account.ALIAS_PATTERN, alias):
+        raise LedgerError(
+            ErrorCode.BAD_REQUEST,
+            f"The alias {alias!r} is not valid: @ then 1 to 100 letters, digits, _ - / or .",
+            fields={"alias": "expected @ then 1 to 100 of A-Z a-z 0-9 _ - / ."},
+        )
     if portfolio_id is not None:
         _active_portfolio(ledger.pk, portfolio_id)
     if product_id is not None:

@@ -100,6 +100,8 @@ class Product(LedgerResource):
 class Account(LedgerResource):
     EXTERNAL = "external"
     EXTERNAL_PREFIX = "@external/"
+    # An alias: @ then 1 to 100 of letters, digits and _ - / . (the API and the admin check it).
+    ALIAS_PATTERN = r"^@[A-Za-z0-9_\-/.]{1,100}$"
 
     portfolio = models.ForeignKey(
         Portfolio, null=True, blank=True, on_delete=models.PROTECT, related_name="accounts"

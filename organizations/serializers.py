@@ -10,10 +10,11 @@ from rest_framework import serializers
 from ledgerproject.api.fields import MetadataField, StatusField, TimestampField
 from ledgerproject.api.serializers import InputSerializer
 from ledgerproject.errors import ErrorCode, LedgerError
+from organizations.models import Account
 
 TIMESTAMPS = frozenset({"id", "createdAt", "updatedAt", "deletedAt"})
 LEDGER_IDS = frozenset({"organizationId", "ledgerId"})
-ALIAS_PATTERN = r"^@[A-Za-z0-9_\-/.]{1,100}$"
+ALIAS_PATTERN = Account.ALIAS_PATTERN
 
 
 class TimestampsOut(serializers.Serializer):

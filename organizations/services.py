@@ -26,7 +26,7 @@ from organizations.models import (
     Ledger,
     Organization,
 )
-from organizations.tokens import generate_secret
+from organizations.tokens import NewSecret, generate_secret
 
 ACTIVE_STATUS = {"status_code": "ACTIVE", "status_description": None}
 
@@ -206,9 +206,11 @@ def token_create(
     organization_ids: Iterable[uuid.UUID] = (),
     read_only: bool = False,
     expires_in_days: int | None = None,
+    secret: NewSecret | None = None,
 ) -> tuple[ApiToken, str]:
-    """Create a token and return it with its raw secret, which is never stored."""
-    secret = generate_secret()
+    """Create a token and return it with its raw secret, which is never stored. ``secret`` is
+    for a token whose raw value is kept elsewhere (the demo token of a checkout's ``.env``)."""
+    secret = secret or generate_secret()
     expires_at = None
     if expires_in_days is not None:
         expires_at = timezone.now() + dt.timedelta(days=expires_in_days)

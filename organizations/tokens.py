@@ -28,6 +28,14 @@ def generate_secret() -> NewSecret:
     return NewSecret(raw=raw, prefix=prefix, secret_hash=hash_secret(raw))
 
 
+def secret_from_raw(raw: str) -> NewSecret | None:
+    """The stored parts of a raw token made elsewhere, or None when it is not one of ours."""
+    prefix = split_prefix(raw)
+    if prefix is None or len(raw) < 40:
+        return None
+    return NewSecret(raw=raw, prefix=prefix, secret_hash=hash_secret(raw))
+
+
 def split_prefix(raw: str) -> str | None:
     parts = raw.split("_", 2)
     if len(parts) != 3 or parts[0] != TOKEN_PREFIX or len(parts[1]) != 12:

@@ -4,7 +4,7 @@ the formatter's canonical layout."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.contrib import admin, messages
@@ -18,14 +18,34 @@ from organizations.admin import DeletedFilter, admin_url, scope_filter
 from organizations.models import Ledger
 from templates_dsl import services
 from templates_dsl.compile import compile_template
+from templates_dsl.errors import TemplateError
 from templates_dsl.formatter import format_template
 from templates_dsl.models import TransactionTemplate
 
 
+class TemplateEditor(forms.Textarea):
+    """A textarea with line numbers beside it and the failing line marked (``error_line``),
+    by a small script and stylesheet shipped in ``static/templates_dsl`` (no CDN)."""
+
+    template_name = "templates_dsl/editor.html"
+    error_line: int | None = None
+
+    class Media:
+        css = {"all": ("templates_dsl/editor.css",)}
+        js = ("templates_dsl/editor.js",)
+
+    def get_context(self, name: str, value: Any, attrs: Any) -> dict[str, Any]:
+        context = super().get_context(name, value, attrs)
+        context["widget"]["error_line"] = self.error_line
+        return context
+
+
 class TemplateForm(forms.ModelForm):
     text = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 24, "cols": 100, "style": "font-family: monospace"}),
-        help_text="Template text. Errors name the line and column.",
+        widget=TemplateEditor(
+            attrs={"rows": 24, "cols": 100, "wrap": "off", "spellcheck": "false"}
+        ),
+        help_text="Template text. Errors name the line and column, and the line is marked.",
     )
 
     class Meta:
@@ -41,6 +61,8 @@ class TemplateForm(forms.ModelForm):
         try:
             compiled = services.template_compile_for(ledger=ledger, text=text)
         except LedgerError as exc:
+            if isinstance(exc, TemplateError):
+                cast(TemplateEditor, self.fields["text"].widget).error_line = exc.line
             raise forms.ValidationError({"text": f"{exc.error.code}: {exc.description}"}) from exc
         if not self.instance._state.adding and compiled.code != self.instance.code:
             raise forms.ValidationError(

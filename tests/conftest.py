@@ -10,6 +10,9 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 os.environ.setdefault("LEDGER_DEV_DEFAULTS", "1")
+# A checkout's .env (make run) must not change what the tests see, in-process or in the
+# subprocesses they start: the suite runs the same from a fresh clone.
+os.environ.setdefault("LEDGER_ENV_FILE", "")
 
 from organizations import services as org_services
 

@@ -1,109 +1,46 @@
-"""Staff admin for the ledger records: transactions, operations, balances, idempotency keys.
+"""Staff admin for transactions (operations, balances and idempotency keys are in
+``admin_records``), and the ledger's admin with its dashboard and posting page.
 
-They are read-only here (no add, change or delete: every balance change is an append-only
-operation written by the posting service). The only writes are the commit, revert and cancel
-actions, which call the same services as the API and need the ``change_transaction``
-permission; each selected transaction gets its own success or refusal message.
+Transactions are read-only here (no add, change or delete: every balance change is an
+append-only operation written by the posting service). The only writes are the commit, revert
+and cancel actions, which call the same services as the API and need the
+``change_transaction`` permission; each selected transaction gets its own success or refusal
+message. The list shows full ids, searches by account alias (``@alice``: the transactions with
+an operation on it) and by metadata (``order=42``), and exports as CSV.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest, HttpResponseRedirect
 from django.urls import path
 from django.utils.html import format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import SafeString
 
-from ledgerproject.admin_base import LedgerModelAdmin
-from ledgerproject.amounts import format_amount, format_balance
+from ledgerproject.admin_csv import CsvExportMixin
+from ledgerproject.amounts import format_amount
 from ledgerproject.errors import LedgerError
+from ledgerproject.metadata import filter_by_metadata
 from organizations.admin import LedgerAdmin, admin_link, admin_url, links, scope_filter
-from organizations.models import Account, Balance, Ledger
+from organizations.models import Ledger
 from templates_dsl.models import TransactionTemplate
 from transactions import admin_views, states
-from transactions.models import IdempotencyKey, Operation, Transaction
-
-
-class ReadOnlyAdmin(LedgerModelAdmin):
-    """Viewable with the view (or change) permission; never added, changed or deleted here."""
-
-    list_per_page = 50
-    show_full_result_count = False
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-
-class OperationInline(admin.TabularInline):
-    model = Operation
-    extra = 0
-    can_delete = False
-    show_change_link = True
-    fields = (
-        "account_link",
-        "type",
-        "effect",
-        "amount_text",
-        "balance_before",
-        "balance_after",
-        "chart_of_accounts",
-        "description",
-    )
-    readonly_fields = fields
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[Operation]:
-        return super().get_queryset(request).order_by("created_at", "id")
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    @admin.display(description="account")
-    def account_link(self, op: Operation) -> SafeString | str:
-        return admin_link(Account, op.account_id, op.account_alias)
-
-    @admin.display(description="amount")
-    def amount_text(self, op: Operation) -> str:
-        return f"{format_amount(op.amount, op.scale)} {op.asset_code}"
-
-    @admin.display(description="balance before")
-    def balance_before(self, op: Operation) -> str:
-        return format_balance(op.balance_available, op.balance_on_hold, op.balance_scale)
-
-    @admin.display(description="balance after")
-    def balance_after(self, op: Operation) -> str:
-        return format_balance(
-            op.balance_available_after, op.balance_on_hold_after, op.balance_scale_after
-        )
-
-
-def _short(pk: Any) -> str:
-    return str(pk)[:8] + "…"
-
+from transactions.admin_records import OperationInline, ReadOnlyAdmin, full_id
+from transactions.models import Operation, Transaction
 
 Service = Callable[..., Transaction]
 
 
 @admin.register(Transaction)
-class TransactionAdmin(ReadOnlyAdmin):
+class TransactionAdmin(CsvExportMixin, ReadOnlyAdmin):
     list_display = (
-        "short_id",
+        "full_id",
         "created_at",
         "type",
         "status",
@@ -121,6 +58,24 @@ class TransactionAdmin(ReadOnlyAdmin):
         "created_at",
     )
     search_fields = ("=id", "type", "description", "=parent__id")
+    search_help_text = (
+        "An id, a template code or words of the description; @alias for the transactions "
+        "with an operation on that account; key=value for a metadata entry."
+    )
+    csv_columns = (
+        ("id", lambda tx: tx.pk),
+        ("created_at", lambda tx: tx.created_at.isoformat()),
+        ("type", lambda tx: tx.type),
+        ("status", lambda tx: tx.status),
+        ("amount", lambda tx: format_amount(tx.amount, tx.scale)),
+        ("asset_code", lambda tx: tx.asset_code),
+        ("source", lambda tx: " ".join(tx.source)),
+        ("destination", lambda tx: " ".join(tx.destination)),
+        ("parent_id", lambda tx: tx.parent_id or ""),
+        ("description", lambda tx: tx.description or ""),
+        ("metadata", lambda tx: json.dumps(tx.metadata or {}, sort_keys=True)),
+        ("ledger_id", lambda tx: tx.ledger_id),
+    )
     list_select_related = ("ledger",)
     ordering = ("-created_at", "-id")
     inlines = (OperationInline,)
@@ -149,12 +104,27 @@ class TransactionAdmin(ReadOnlyAdmin):
         return request.user.has_perm(f"{opts.app_label}.change_{opts.model_name}")
 
     @admin.display(description="id", ordering="id")
-    def short_id(self, tx: Transaction) -> str:
-        return _short(tx.pk)
+    def full_id(self, tx: Transaction) -> SafeString:
+        return full_id(tx.pk)
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet[Transaction], search_term: str
+    ) -> tuple[QuerySet[Transaction], bool]:
+        """``@alias``: the transactions with an operation on that account (one indexed
+        EXISTS); ``key=value``: a metadata entry, compared as text as in the API's filters;
+        anything else: the id, template code or description."""
+        term = search_term.strip()
+        if term.startswith("@") and " " not in term:
+            on_account = Operation.objects.filter(transaction_id=OuterRef("pk"), account_alias=term)
+            return queryset.filter(Exists(on_account)), False
+        key, sep, value = term.partition("=")
+        if sep and key.strip() and " " not in key.strip():
+            return filter_by_metadata(queryset, [(key.strip(), value.strip())]), False
+        return super().get_search_results(request, queryset, search_term)
 
     @admin.display(description="amount")
     def amount_text(self, tx: Transaction) -> str:
-        return f"{format_amount(tx.amount, tx.scale)} {tx.asset_code}"
+        return format_amount(tx.amount, tx.scale, tx.asset_code)
 
     @admin.display(description="from")
     def source_text(self, tx: Transaction) -> str:
@@ -166,7 +136,7 @@ class TransactionAdmin(ReadOnlyAdmin):
 
     @admin.display(description="parent")
     def parent_link(self, tx: Transaction) -> SafeString | str:
-        return admin_link(Transaction, tx.parent_id, _short(tx.parent_id))
+        return admin_link(Transaction, tx.parent_id, tx.parent_id)
 
     @admin.display(description="reverted by")
     def reversal_link(self, tx: Transaction) -> SafeString | str:
@@ -205,17 +175,17 @@ class TransactionAdmin(ReadOnlyAdmin):
                 result = service(ledger=tx.ledger, transaction_id=tx.pk)
             except LedgerError as exc:
                 messages.error(
-                    request, f"{_short(tx.pk)}: {verb} refused — {exc.error.code} {exc.description}"
+                    request, f"{tx.pk!s}: {verb} refused — {exc.error.code} {exc.description}"
                 )
                 continue
             if verb == "commit":
-                text = f"{_short(tx.pk)}: committed, now {result.status}."
+                text = f"{tx.pk!s}: committed, now {result.status}."
             else:
                 text = format_html(
                     "{}: {} by {} ({}).",
-                    _short(tx.pk),
+                    str(tx.pk),
                     "canceled" if verb == "cancel" or tx.status == tx.PRE_APPROVED else "reverted",
-                    admin_link(Transaction, result.pk, _short(result.pk)),
+                    admin_link(Transaction, result.pk, str(result.pk)),
                     result.status,
                 )
             messages.success(request, text)
@@ -235,136 +205,6 @@ class TransactionAdmin(ReadOnlyAdmin):
     @admin.action(description="Cancel the selected pending transactions", permissions=["operate"])
     def cancel_transactions(self, request: HttpRequest, queryset: QuerySet[Transaction]) -> Any:
         return self._run(request, queryset, "cancel")
-
-
-@admin.register(Operation)
-class OperationAdmin(ReadOnlyAdmin):
-    list_display = (
-        "created_at",
-        "account_alias",
-        "type",
-        "effect",
-        "amount_text",
-        "balance_before",
-        "balance_after",
-        "transaction_link",
-        "ledger",
-    )
-    list_filter = (
-        scope_filter("ledger", Ledger),
-        scope_filter("account", Account),
-        scope_filter("transaction", Transaction),
-        "type",
-        "effect",
-        "asset_code",
-    )
-    search_fields = ("account_alias", "=id", "=transaction__id", "chart_of_accounts")
-    list_select_related = ("ledger",)
-    ordering = ("-created_at", "-id")
-    readonly_fields = (
-        "id",
-        "transaction_link",
-        "account_link",
-        "type",
-        "effect",
-        "amount_text",
-        "balance_before",
-        "balance_after",
-        "balance_version",
-        "chart_of_accounts",
-        "description",
-        "metadata",
-        "created_at",
-    )
-    fields = readonly_fields
-
-    amount_text = OperationInline.amount_text
-    balance_before = OperationInline.balance_before
-    balance_after = OperationInline.balance_after
-    account_link = OperationInline.account_link
-
-    @admin.display(description="transaction")
-    def transaction_link(self, op: Operation) -> SafeString | str:
-        return admin_link(Transaction, op.transaction_id, _short(op.transaction_id))
-
-
-@admin.register(Balance)
-class BalanceAdmin(ReadOnlyAdmin):
-    list_display = (
-        "account_alias",
-        "asset_code",
-        "available_text",
-        "on_hold_text",
-        "version",
-        "is_external",
-        "ledger",
-        "updated_at",
-    )
-    list_filter = (scope_filter("ledger", Ledger), "is_external", "asset_code")
-    search_fields = ("account__alias", "=account__id", "asset_code")
-    list_select_related = ("account", "ledger")
-    fields = (
-        "id",
-        "account_link",
-        "asset_code",
-        "available_text",
-        "on_hold_text",
-        "scale",
-        "version",
-        "is_external",
-        "updated_at",
-    )
-    readonly_fields = fields
-
-    @admin.display(description="account", ordering="account__alias")
-    def account_alias(self, balance: Balance) -> str:
-        return balance.account.alias
-
-    @admin.display(description="account")
-    def account_link(self, balance: Balance) -> SafeString | str:
-        return format_html(
-            "{} ({})",
-            admin_link(Account, balance.account_id, balance.account.alias),
-            links([(admin_url(Operation, account=balance.account_id), "operations")]),
-        )
-
-    @admin.display(description="available", ordering="available")
-    def available_text(self, balance: Balance) -> str:
-        return format_amount(balance.available, balance.scale)
-
-    @admin.display(description="on hold", ordering="on_hold")
-    def on_hold_text(self, balance: Balance) -> str:
-        return format_amount(balance.on_hold, balance.scale)
-
-
-@admin.register(IdempotencyKey)
-class IdempotencyKeyAdmin(ReadOnlyAdmin):
-    list_display = (
-        "key",
-        "response_status",
-        "transaction_link",
-        "ledger",
-        "created_at",
-        "expires_at",
-    )
-    list_filter = (scope_filter("ledger", Ledger), "response_status")
-    search_fields = ("key", "=transaction__id")
-    list_select_related = ("ledger",)
-    fields = (
-        "key",
-        "request_hash",
-        "response_status",
-        "transaction_link",
-        "ledger",
-        "response_body",
-        "created_at",
-        "expires_at",
-    )
-    readonly_fields = fields
-
-    @admin.display(description="transaction")
-    def transaction_link(self, record: IdempotencyKey) -> SafeString | str:
-        return admin_link(Transaction, record.transaction_id, _short(record.transaction_id))
 
 
 class LedgerBackOfficeAdmin(LedgerAdmin):

@@ -26,7 +26,7 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 from django.utils.html import format_html
 
-from ledgerproject.amounts import format_amount, format_balance
+from ledgerproject.amounts import format_amount, format_balance, parse_amount
 from ledgerproject.errors import LedgerError
 from ledgerproject.metadata import validate_metadata
 from organizations.admin import admin_url
@@ -170,7 +170,7 @@ def ledger_dashboard(request: HttpRequest, object_id: str, *, model_admin: Any) 
             {
                 "url": admin_url(Transaction, "change", tx.pk),
                 "tx": tx,
-                "amount": f"{format_amount(tx.amount, tx.scale)} {tx.asset_code}",
+                "amount": format_amount(tx.amount, tx.scale, tx.asset_code),
             }
             for tx in latest
         ],
@@ -179,8 +179,8 @@ def ledger_dashboard(request: HttpRequest, object_id: str, *, model_admin: Any) 
                 "alias": b.account.alias,
                 "url": admin_url(Account, "change", b.account_id),
                 "asset": b.asset_code,
-                "available": format_amount(b.available, b.scale),
-                "on_hold": format_amount(b.on_hold, b.scale),
+                "available": format_amount(b.available, b.scale, b.asset_code),
+                "on_hold": format_amount(b.on_hold, b.scale, b.asset_code),
             }
             for b in balances
         ],
@@ -194,6 +194,27 @@ def ledger_dashboard(request: HttpRequest, object_id: str, *, model_admin: Any) 
 # Posting
 
 
+class AmountField(forms.CharField):
+    """An amount as people write it (``25.00``), kept as the integer at the template's scale
+    (``ledgerproject.amounts.parse_amount``, the inverse of the format shown everywhere)."""
+
+    def __init__(self, *, asset: str, scale: int, **kwargs: Any) -> None:
+        example = format_amount(2500 * 10**scale // 100, scale) if scale >= 2 else "25"
+        kwargs.setdefault("help_text", f"{asset}, up to {scale} decimal(s), such as {example}.")
+        super().__init__(max_length=60, **kwargs)
+        self.asset, self.scale = asset, scale
+        self.widget.attrs.update({"inputmode": "decimal", "placeholder": example})
+
+    def clean(self, value: Any) -> Any:
+        text = super().clean(value)
+        if text in self.empty_values:
+            return None
+        try:
+            return parse_amount(text, self.scale, self.asset)
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+
+
 class PostingForm(forms.Form):
     """The variables of one template, then the optional overrides the API also takes."""
 
@@ -202,11 +223,8 @@ class PostingForm(forms.Form):
         self.template = template
         scale = template.send.amount.scale
         for name in template.amount_variables():
-            self.fields[f"var_{name}"] = forms.IntegerField(
-                label=f"${name}",
-                min_value=0,
-                help_text=f"{template.send.asset} in minor units at scale {scale} "
-                f"(2500 is {format_amount(2500, scale)}).",
+            self.fields[f"var_{name}"] = AmountField(
+                label=f"${name}", asset=template.send.asset, scale=scale
             )
         for name in template.account_variables():
             self.fields[f"var_{name}"] = forms.CharField(
@@ -276,10 +294,15 @@ def _preview_rows(tx: Transaction) -> list[dict[str, str]]:
             "account": op.account_alias,
             "type": op.type,
             "effect": op.effect,
-            "amount": f"{format_amount(op.amount, op.scale)} {op.asset_code}",
-            "before": format_balance(op.balance_available, op.balance_on_hold, op.balance_scale),
+            "amount": format_amount(op.amount, op.scale, op.asset_code),
+            "before": format_balance(
+                op.balance_available, op.balance_on_hold, op.balance_scale, op.asset_code
+            ),
             "after": format_balance(
-                op.balance_available_after, op.balance_on_hold_after, op.balance_scale_after
+                op.balance_available_after,
+                op.balance_on_hold_after,
+                op.balance_scale_after,
+                op.asset_code,
             ),
         }
         for op in tx.operations.all()
@@ -322,7 +345,7 @@ def ledger_post(request: HttpRequest, object_id: str, *, model_admin: Any) -> Ht
             if dry_run:
                 context["preview"] = {
                     "tx": tx,
-                    "amount": f"{format_amount(tx.amount, tx.scale)} {tx.asset_code}",
+                    "amount": format_amount(tx.amount, tx.scale, tx.asset_code),
                     "rows": _preview_rows(tx),
                 }
             else:
@@ -330,11 +353,10 @@ def ledger_post(request: HttpRequest, object_id: str, *, model_admin: Any) -> Ht
                 messages.success(
                     request,
                     format_html(
-                        'Posted <a href="{}">{}</a>: {} {} ({}).',
+                        'Posted <a href="{}">{}</a>: {} ({}).',
                         url,
                         tx.pk,
-                        format_amount(tx.amount, tx.scale),
-                        tx.asset_code,
+                        format_amount(tx.amount, tx.scale, tx.asset_code),
                         tx.status,
                     ),
                 )

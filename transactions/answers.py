@@ -47,6 +47,18 @@ def posting(outcome: engine.Outcome) -> tuple[int, Any, bool]:
     return outcome.status, body, False
 
 
+DRY_RUN_HEADER = "Dry-Run"
+
+
+def dry_run(ledger: Any, request: engine.PostingRequest) -> dict[str, Any]:
+    """What ``request`` would write, marked ``"dryRun": true``; nothing is written, so there
+    is no id to keep and no idempotency key is claimed. The API adds a ``Dry-Run: true``
+    header, ``post_transaction --dry-run`` says on stderr that nothing was written."""
+    outcome = engine.post(ledger, request, dry_run=True)
+    assert outcome.transaction is not None
+    return {**transaction_data(outcome.transaction), "dryRun": True}
+
+
 def _batch_item(index: int, status: int, body: Any, replayed: bool) -> dict[str, Any]:
     item: dict[str, Any] = {"index": index, "status": status}
     item["transaction" if status < 400 else "error"] = body

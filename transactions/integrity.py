@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 
+from ledgerproject.amounts import format_amount
 from ledgerproject.db import grouped_sums
 from organizations.models import Balance, Ledger
 from transactions.models import Operation, Transaction
@@ -38,7 +39,7 @@ def _balance_totals(queryset: QuerySet[Balance]) -> dict[str, tuple[int, int]]:
 
 def check_sums_to_zero(ledger: Ledger) -> list[str]:
     return [
-        f"{asset}: balances sum to {value} (scale {scale}), not zero"
+        f"{asset}: balances sum to {format_amount(value, scale, asset)}, not zero"
         for asset, (value, scale) in _balance_totals(
             Balance.objects.filter(ledger_id=ledger.pk)
         ).items()

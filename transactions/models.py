@@ -45,6 +45,9 @@ class Transaction(TimestampedModel):
     # what commit settles and what a revert mirrors.
     legs = models.JSONField(default=list)
 
+    def __str__(self) -> str:
+        return f"{self.type} {self.pk}"
+
     class Meta(TimestampedModel.Meta):
         constraints = [
             models.UniqueConstraint(
@@ -103,6 +106,9 @@ class Operation(TimestampedModel):
     balance_scale_after = models.PositiveSmallIntegerField()
     balance_version = models.BigIntegerField()
     metadata = models.JSONField(default=dict, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.type} {self.account_alias} ({self.pk})"
 
     class Meta(TimestampedModel.Meta):
         constraints = [

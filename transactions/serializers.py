@@ -153,7 +153,7 @@ class TransactionOut(serializers.Serializer):
     amount = AmountField()
     assetCode = serializers.CharField(source="asset_code")
     chartOfAccountsGroupName = serializers.CharField(source="chart_of_accounts_group_name")
-    # ``source`` and ``data`` are the contract's names; DRF takes declared fields from the class
+    # ``source`` and ``data`` are the API's field names; DRF takes declared fields from the class
     # body, so shadowing Field.source / Serializer.data there is safe.
     source = serializers.ListField(child=serializers.CharField())  # type: ignore[assignment]
     destination = serializers.ListField(child=serializers.CharField())
@@ -161,6 +161,12 @@ class TransactionOut(serializers.Serializer):
     operations = OperationOut(many=True, source="operations.all")
     createdAt = TimestampField(source="created_at")
     updatedAt = TimestampField(source="updated_at")
+
+
+class DryRunOut(TransactionOut):
+    dryRun = serializers.BooleanField(
+        required=False, help_text="true on a dry run: the transaction was not written."
+    )
 
 
 class BatchItemOut(serializers.Serializer):

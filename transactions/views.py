@@ -27,6 +27,7 @@ from transactions.serializers import (
     BatchItemOut,
     ChartIn,
     ChartOut,
+    DryRunOut,
     OperationOut,
     PointInTimeBalanceOut,
     TransactionBatchIn,
@@ -90,10 +91,28 @@ class TransactionCollection(ScopedAPIView):
         parameters=[
             OpenApiParameter("dryRun", bool, description="Check and simulate; write nothing."),
             *KEY_HEADERS,
+            OpenApiParameter(
+                answers.DRY_RUN_HEADER,
+                str,
+                OpenApiParameter.HEADER,
+                response=[200],
+                description="`true` on a dry run's answer: nothing was written.",
+            ),
+            OpenApiParameter(
+                "Idempotent-Replayed",
+                str,
+                OpenApiParameter.HEADER,
+                response=[200, 201],
+                description="`true` when the idempotency key's first answer is replayed.",
+            ),
         ],
         responses={
             201: TransactionOut,
-            200: OpenApiResponse(TransactionOut, description="Dry run, or an idempotent replay"),
+            200: OpenApiResponse(
+                DryRunOut,
+                description="A dry run (`dryRun: true`, header `Dry-Run: true`; nothing was "
+                "written), or an idempotent replay (header `Idempotent-Replayed: true`)",
+            ),
             **ERRORS,
         },
     )
@@ -101,9 +120,9 @@ class TransactionCollection(ScopedAPIView):
         dry_run = request.query_params.get("dryRun", "").lower() in {"true", "1"}
         data = validated(TransactionIn, request.data)
         if dry_run:
-            outcome = engine.post(self.ledger, posting_request(data), dry_run=True)
-            assert outcome.transaction is not None
-            return Response(transaction_data(outcome.transaction), status=status.HTTP_200_OK)
+            body = answers.dry_run(self.ledger, posting_request(data))
+            headers = {answers.DRY_RUN_HEADER: "true"}
+            return Response(body, status=status.HTTP_200_OK, headers=headers)
         outcome = engine.post(self.ledger, posting_request(data, _claim(request, request.data)))
         return _respond(*answers.posting(outcome))
 

@@ -1,4 +1,4 @@
-"""Serializer fields for the contract's shared shapes: timestamps, status, metadata, amounts."""
+"""Serializer fields for the API's shared shapes: timestamps, status, metadata, amounts."""
 
 from __future__ import annotations
 

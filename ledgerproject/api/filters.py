@@ -6,12 +6,11 @@ from typing import Any
 
 import django_filters
 from django import forms
-from django.db.models import QuerySet, TextField
-from django.db.models.fields.json import KeyTextTransform
-from django.db.models.functions import Cast
+from django.db.models import QuerySet
 from rest_framework.request import Request
 
 from ledgerproject.errors import ErrorCode, LedgerError
+from ledgerproject.metadata import filter_by_metadata
 
 
 class MultiValueField(forms.Field):
@@ -71,10 +70,7 @@ def metadata_pairs(request: Request) -> list[tuple[str, str]]:
 
 def apply_common_filters(queryset: QuerySet[Any], request: Request) -> QuerySet[Any]:
     """``metadata.<key>=<value>`` (all must match, compared as text) and ``deleted=false``."""
-    for index, (key, value) in enumerate(metadata_pairs(request)):
-        alias = f"_metadata_{index}"
-        as_text = Cast(KeyTextTransform(key, "metadata"), output_field=TextField())
-        queryset = queryset.alias(**{alias: as_text}).filter(**{alias: value})
+    queryset = filter_by_metadata(queryset, metadata_pairs(request))
     deleted = _bool_param(request, "deleted")
     if deleted is not None and not any(
         f.name == "deleted_at" for f in queryset.model._meta.concrete_fields

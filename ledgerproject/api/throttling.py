@@ -4,8 +4,12 @@ apart. Rates come from ``settings.API_THROTTLE_RATES`` (``THROTTLE_READ_RATE`` a
 without re-importing this module. A request over its budget is 429 in the error envelope, with
 ``Retry-After``.
 
-Counts live in Django's default cache. With the default local-memory cache each server process
-counts on its own; point ``CACHES`` at a shared cache to count across processes.
+Throttling is off unless a rate is set. Counts live in the ``throttle`` cache, which every
+server process shares: Redis when ``REDIS_URL`` is set, else a table of the database. A count
+kept per process would be no limit at all (each of N workers would allow the whole budget).
+DRF's sliding window reads and writes the history apart, so two requests racing on one token
+may both be counted as the first: the limit is approximate by a request or two, never by a
+process's worth.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import caches
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
@@ -27,6 +32,7 @@ class TokenRateThrottle(SimpleRateThrottle):
         self.rate: str | None = None
         self.num_requests: int | None = None
         self.duration: int | None = None
+        self.cache = caches["throttle"]
 
     def get_rate(self) -> str | None:
         return settings.API_THROTTLE_RATES.get(self.scope)

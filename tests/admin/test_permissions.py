@@ -69,7 +69,7 @@ def test_add_and_change_permissions_open_posting_and_the_actions(book, main_ledg
         url,
         {
             "template": "PAYMENT_WITH_FEE",
-            "var_amount": "100",
+            "var_amount": "1.00",
             "var_fee": "0",
             "var_source": "@alice",
             "var_destination": "@bob",
@@ -90,7 +90,7 @@ def test_posting_without_transaction_view_returns_to_the_posting_page(main_ledge
     url = f"/admin/organizations/ledger/{main_ledger.pk}/post/"
     response = client.post(
         url,
-        {"template": "FUND", "var_amount": "5", "var_account": "@bob", "_post": "1"},
+        {"template": "FUND", "var_amount": "0.05", "var_account": "@bob", "_post": "1"},
     )
     assert response.status_code == 302 and response["Location"] == f"{url}?template=FUND"
 

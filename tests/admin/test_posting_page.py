@@ -10,8 +10,8 @@ from transactions.models import Transaction
 
 PAYMENT = {
     "template": "PAYMENT_WITH_FEE",
-    "var_amount": "2500",
-    "var_fee": "100",
+    "var_amount": "25.00",
+    "var_fee": "1",
     "var_source": "@alice",
     "var_destination": "@bob",
 }
@@ -34,7 +34,8 @@ def test_it_builds_the_form_from_the_templates_variables(admin_client, url):
     html = admin_client.get(url, {"template": "PAYMENT_WITH_FEE"}).content.decode()
     for name in ("var_amount", "var_fee", "var_source", "var_destination"):
         assert f'name="{name}"' in html
-    assert 'type="number" name="var_amount"' in html
+    assert 'inputmode="decimal"' in html and 'placeholder="25.00"' in html
+    assert "BRL, up to 2 decimal(s), such as 25.00." in html
     assert '<option value="@bob">' in html  # the aliases offered for account variables
     fund = admin_client.get(url, {"template": "FUND"}).content.decode()
     assert 'name="var_account"' in fund and 'name="var_fee"' not in fund
@@ -80,7 +81,9 @@ def test_it_posts_pending_when_asked(admin_client, book, url):
         ({"var_destination": "@nobody"}, "0085"),
         ({"var_destination": "@alice"}, "0090"),
         ({"var_amount": ""}, "This field is required"),
-        ({"var_amount": "-5"}, "greater than or equal to 0"),
+        ({"var_amount": "-5"}, "Enter an amount such as 25.00"),
+        ({"var_amount": "2500"}, "0018"),  # 2,500.00 BRL: no longer minor units
+        ({"var_amount": "25.001"}, "At most 2 decimal(s)"),
         ({"metadata": "no equals sign"}, "Line 1: expected key=value"),
     ],
 )

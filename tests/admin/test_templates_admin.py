@@ -41,6 +41,23 @@ def test_it_shows_line_and_column_errors_on_the_form(staff, ledger_url):
     assert not TransactionTemplate.objects.exists()
 
 
+def test_the_editor_numbers_lines_and_marks_the_error_line(staff, ledger_url):
+    page = staff.get("/admin/templates_dsl/transactiontemplate/add/").content.decode()
+    assert '<div class="template-editor">' in page and 'class="template-editor-gutter"' in page
+    assert "/static/templates_dsl/editor.js" in page and "/static/templates_dsl/editor.css" in page
+    assert "data-error-line" not in page
+    broken = SIMPLE.replace("(code SIMPLE)", "(code")
+    response = staff.post(
+        "/admin/templates_dsl/transactiontemplate/add/",
+        {"ledger": _ledger_id(ledger_url), "text": broken},
+    )
+    html = response.content.decode()
+    assert '<div class="template-editor" data-error-line="4">' in html
+    assert "The error is on line 4." in html
+    script = staff.get("/static/templates_dsl/editor.js")
+    assert script.status_code == 200
+
+
 def test_it_lists_templates(staff, ledger_url, django_assert_max_num_queries):
     staff.post(
         "/admin/templates_dsl/transactiontemplate/add/",

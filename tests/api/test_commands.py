@@ -8,6 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from organizations.models import ApiToken
+from organizations.tokens import generate_secret
 from tests.conftest import Api, assert_error
 
 
@@ -60,12 +61,15 @@ def test_it_bootstraps_the_demo_idempotently(db):
 
     assert Organization.objects.count() == 1 and Ledger.objects.count() == 1
     assert "admin / " in first and "shown at first run" in second
-    token = next(line.split()[-1] for line in second.splitlines() if "API token:" in line)
-    curl = next(line for line in second.splitlines() if line.strip().startswith("curl"))
+    # The first run's token is kept: the second says so, and how to make another.
+    token = next(line.split()[-1] for line in first.splitlines() if "API token:" in line)
+    assert "API token:     unchanged (shown at the first run)" in second
+    assert "manage.py create_token NAME" in second
+    curl = next(line for line in first.splitlines() if line.strip().startswith("curl"))
     path = curl.split()[-1].replace("http://127.0.0.1:8000", "")
     response = Api(token).get(path)
     assert response.status_code == 200 and response.json()["name"] == "Demo Ledger"
-    lines = second.splitlines()
+    lines = first.splitlines()
     body = next(line.split("-d '")[1].split("'")[0] for line in lines if "-d '" in line)
     payment = Api(token).client.post(f"{path}/transactions", body, content_type="application/json")
     assert payment.status_code == 201, payment.content
@@ -73,3 +77,17 @@ def test_it_bootstraps_the_demo_idempotently(db):
     assert accounts["@alice"]["available"] == 100_000 - 2_600
     assert accounts["@bob"]["available"] == 2_500
     assert accounts["@fees/platform"]["available"] == 100
+
+
+def test_it_keeps_the_demo_token_of_the_env_file_across_runs(db, monkeypatch):
+    raw = generate_secret().raw
+    monkeypatch.setenv("LEDGER_DEMO_TOKEN", raw)
+    outputs = [run("bootstrap_demo")[0] for _ in range(2)]
+    for out in outputs:
+        assert f"API token:     {raw}" in out
+    assert ApiToken.objects.filter(name="demo").count() == 1
+    assert Api(raw).get("/v1/organizations").status_code == 200
+    # A revoked demo token is replaced by the .env value again, not by a random one.
+    run("revoke_token", "demo")
+    assert f"API token:     {raw}" in run("bootstrap_demo")[0]
+    assert Api(raw).get("/v1/organizations").status_code == 200

@@ -1,4 +1,4 @@
-"""Organizations: the specification's table and rules, plus the contract's decisions."""
+"""Organizations: the specification's table and rules, plus the decisions of docs/API.md."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The five transaction-template endpoints, with the contract's content types and errors."""
+"""The five transaction-template endpoints, with the documented content types and errors."""
 
 from __future__ import annotations
 

@@ -39,6 +39,22 @@ def chromium_path() -> str | None:
     return None
 
 
+def chromium_or_skip() -> str:
+    executable = chromium_path()
+    if executable is None:
+        pytest.skip("no Chromium executable found (install the Debian package 'chromium')")
+    return executable
+
+
+def log_in(page, base: str) -> None:
+    """Log in as the superuser ``staff`` (made by the test before the browser starts)."""
+    page.set_default_timeout(15_000)
+    page.goto(f"{base}/admin/login/?next=/admin/")
+    page.fill("#id_username", "staff")
+    page.fill("#id_password", PASSWORD)
+    page.click("input[type=submit]")
+
+
 def balances(page) -> dict[str, str]:
     rows = page.locator("#balances tbody tr[data-alias]")
     return {
@@ -49,9 +65,7 @@ def balances(page) -> dict[str, str]:
 
 @pytest.mark.django_db(transaction=True)
 def test_it_posts_and_reverts_a_payment_in_a_real_browser(live_server, book):
-    executable = chromium_path()
-    if executable is None:
-        pytest.skip("no Chromium executable found (install the Debian package 'chromium')")
+    executable = chromium_or_skip()
     from playwright.sync_api import expect, sync_playwright
 
     book.fund("@alice", 100_000)
@@ -65,23 +79,23 @@ def test_it_posts_and_reverts_a_payment_in_a_real_browser(live_server, book):
         browser = playwright.chromium.launch(executable_path=executable, headless=True, args=ARGS)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.set_default_timeout(15_000)
-            page.goto(f"{live_server.url}/admin/login/?next=/admin/")
-            page.fill("#id_username", "staff")
-            page.fill("#id_password", PASSWORD)
-            page.click("input[type=submit]")
+            log_in(page, live_server.url)
             expect(page.locator("#site-name")).to_be_visible()
 
             page.goto(dashboard)
             expect(page.locator("#chart-by-status svg")).to_be_visible()
             # A balance takes the scale of the first amount it sees: untouched ones are at 0.
-            assert balances(page) == {"@alice": "1000.00", "@bob": "0", "@fees/platform": "0"}
+            assert balances(page) == {
+                "@alice": "1000.00 BRL",
+                "@bob": "0 BRL",
+                "@fees/platform": "0 BRL",
+            }
 
             page.click("#post-link")
             page.select_option("#id_template", "PAYMENT_WITH_FEE")
             page.click("#use-template")
-            page.fill("#id_var_amount", "2500")
-            page.fill("#id_var_fee", "100")
+            page.fill("#id_var_amount", "25.00")
+            page.fill("#id_var_fee", "1.00")
             page.fill("#id_var_source", "@alice")
             page.fill("#id_var_destination", "@bob")
             page.click("#preview")
@@ -97,7 +111,11 @@ def test_it_posts_and_reverts_a_payment_in_a_real_browser(live_server, book):
             expect(page.locator("div.field-status")).to_contain_text("SENT")
 
             page.goto(dashboard)
-            assert balances(page) == {"@alice": "974.00", "@bob": "25.00", "@fees/platform": "1.00"}
+            assert balances(page) == {
+                "@alice": "974.00 BRL",
+                "@bob": "25.00 BRL",
+                "@fees/platform": "1.00 BRL",
+            }
             expect(page.locator("#latest-transactions")).to_contain_text("PAYMENT_WITH_FEE")
             page.click("#run-check")
             expect(page.locator("#check-report")).to_contain_text("check_ledger: OK")
@@ -111,7 +129,11 @@ def test_it_posts_and_reverts_a_payment_in_a_real_browser(live_server, book):
             expect(page.locator("ul.messagelist")).to_contain_text("reverted by")
 
             page.goto(dashboard)
-            assert balances(page) == {"@alice": "1000.00", "@bob": "0.00", "@fees/platform": "0.00"}
+            assert balances(page) == {
+                "@alice": "1000.00 BRL",
+                "@bob": "0.00 BRL",
+                "@fees/platform": "0.00 BRL",
+            }
         finally:
             browser.close()
 

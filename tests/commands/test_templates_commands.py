@@ -64,12 +64,26 @@ def test_atomic_writes_nothing_when_one_file_fails(book, folder):
     assert not active("SIMPLE").exists() and not active("OTHER").exists()
     (folder / "c_broken.tmpl").unlink()
     out, _ = run("import_templates", str(folder), *scope(book), "--atomic")
-    assert "OK: 2 file(s) imported." in out and active("SIMPLE").exists()
+    assert "would create SIMPLE" in out
+    assert "OK: 2 file(s) imported; every change above was written" in out
+    assert active("SIMPLE").exists()
+
+
+def test_atomic_says_would_update_then_that_nothing_was_written(book, folder):
+    run("import_templates", str(folder), *scope(book))
+    (folder / "b_other.tmpl").write_text(
+        OTHER.replace("(code OTHER)", "(code OTHER) (pending true)")
+    )
+    (folder / "c_broken.tmpl").write_text(BROKEN)
+    out, _, error = attempt("import_templates", str(folder), *scope(book), "--atomic")
+    assert f"{folder}/b_other.tmpl: would update OTHER" in out and "updated" not in out
+    assert "1 of 3 file(s) failed; nothing was written (--atomic)." in str(error)
+    assert active("OTHER").get().pending is False
 
 
 def test_dry_run_checks_and_writes_nothing(book, folder):
     out, _ = run("import_templates", str(folder), *scope(book), "--dry-run")
-    assert "created SIMPLE" in out and "nothing written" in out
+    assert "would create SIMPLE" in out and "nothing was written (--dry-run)" in out
     assert not active("SIMPLE").exists()
 
 
@@ -108,7 +122,7 @@ def test_export_then_import_round_trips(book, tmp_path, api: Api):
     )
     target = ["--organization", org["id"], "--ledger", ledger["id"]]
     imported, _ = run("import_templates", str(tmp_path / "out"), *target, "--atomic")
-    assert imported.count(": created ") == 3
+    assert imported.count(": would create ") == 3 and "was written" in imported
     assert TransactionTemplate.objects.filter(ledger_id=ledger["id"]).count() == 3
 
 

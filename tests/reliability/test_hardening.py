@@ -15,9 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
+import redis
 from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
-from django.core.cache import cache
+from django.core.cache import caches
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.db import connection
@@ -131,10 +132,10 @@ def test_the_schema_documents_413_and_429(anon, db):
 
 @pytest.fixture
 def throttled(settings):
-    cache.clear()
+    caches["throttle"].clear()
     settings.API_THROTTLE_RATES = {"read": "5/min", "write": "3/min"}
     yield
-    cache.clear()
+    caches["throttle"].clear()
 
 
 def test_it_throttles_each_token_with_429_in_the_envelope(api, throttled):
@@ -192,6 +193,43 @@ def _production_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def test_it_counts_in_a_cache_every_process_shares(api, throttled, settings):
+    """The default: a table of the database, which every server process reads and writes."""
+    assert settings.CACHES["throttle"]["BACKEND"].endswith("DatabaseCache")
+    api.post("/v1/organizations", {"legalName": "A", "legalDocument": "1"})
+    table = settings.CACHES["throttle"]["LOCATION"]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT cache_key FROM " + connection.ops.quote_name(table))
+        keys = [row[0] for row in cursor.fetchall()]
+    assert any("throttle_write_" in key for key in keys)
+
+
+def test_it_counts_in_redis_when_redis_url_is_set(api, settings):
+    url = "redis://127.0.0.1:6379/15"
+    settings.CACHES = {
+        **settings.CACHES,
+        "throttle": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url},
+    }
+    settings.API_THROTTLE_RATES = {"read": "2/min", "write": None}
+    caches["throttle"].clear()
+    try:
+        assert api.get("/v1/organizations").status_code == 200
+        # Another process's view of the same count: a separate connection to the server.
+        keys = redis.Redis.from_url(url).keys("*throttle_read_*")
+        assert len(keys) == 1
+        assert api.get("/v1/organizations").status_code == 200
+        assert_error(api.get("/v1/organizations"), 429, "0047")
+    finally:
+        caches["throttle"].clear()
+
+
+def test_throttling_is_off_unless_a_rate_is_set():
+    code = "from ledgerproject import settings as s; print(s.API_THROTTLE_RATES)"
+    done = _python(code, _production_env())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "{'read': None, 'write': None}"
+
+
 def test_it_reads_throttle_rates_from_the_environment():
     code = "from ledgerproject import settings as s; print(s.API_THROTTLE_RATES)"
     done = _python(code, _production_env(THROTTLE_READ_RATE="7/sec", THROTTLE_WRITE_RATE="off"))
@@ -235,7 +273,7 @@ def test_it_refuses_to_start_in_production_without_a_secret_key():
     env = _production_env()
     env.pop("SECRET_KEY")
     done = _python("import ledgerproject.settings", env)
-    assert done.returncode != 0 and "Set SECRET_KEY" in done.stderr
+    assert done.returncode != 0 and "SECRET_KEY is not set" in done.stderr
 
 
 # --- the admin --------------------------------------------------------------------------------

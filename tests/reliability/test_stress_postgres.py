@@ -7,7 +7,7 @@ widest template the limits allow naming thousands of unknown variables (which us
 seconds of CPU), and crossing moves of organizations (which used to make cycles).
 
 Afterwards: ``check_ledger`` passes (the organization tree included); every answer was one the
-contract allows (never a 5xx); every transaction in the ledger was acknowledged to someone,
+API documents (never a 5xx); every transaction in the ledger was acknowledged to someone,
 every acknowledged one is there exactly once, one per idempotency key; and the operations in
 the ledger are exactly the ones the acknowledged answers showed, so a refused request left
 nothing behind.

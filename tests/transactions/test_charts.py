@@ -1,4 +1,4 @@
-"""Charts (contract section 7)."""
+"""Charts (docs/TRANSACTIONS.md, Charts)."""
 
 from __future__ import annotations
 

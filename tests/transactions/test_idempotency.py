@@ -1,4 +1,4 @@
-"""Idempotency keys and tolerance (contract section 6)."""
+"""Idempotency keys and tolerance (docs/TRANSACTIONS.md, Idempotency)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Posting from templates: the specification's fee-and-remaining example, exact amounts, and
-every refusal of contract section 5."""
+every refusal of docs/TRANSACTIONS.md."""
 
 from __future__ import annotations
 
@@ -194,8 +194,9 @@ def test_it_dry_runs_without_writing(book):
         },
     )
     assert response.status_code == 200
+    assert response["Dry-Run"] == "true"
     body = response.json()
-    assert body["status"] == "SENT"
+    assert body["status"] == "SENT" and body["dryRun"] is True
     assert len(body["operations"]) == 3
     assert (Transaction.objects.count(), Operation.objects.count()) == before
     assert book.available("@alice") == 2_000

@@ -1,4 +1,4 @@
-"""Pending, commit, revert and cancel (contract section 5)."""
+"""Pending, commit, revert and cancel (docs/TRANSACTIONS.md, States)."""
 
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ledgerproject.errors import LedgerError
+from organizations.models import ApiToken
 from organizations.services import token_revoke
 
 
@@ -17,8 +18,13 @@ class Command(BaseCommand):
         parser.add_argument("name")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        before = ApiToken.objects.filter(name=options["name"]).values_list("revoked_at").first()
         try:
             token = token_revoke(name=options["name"])
         except LedgerError as exc:
             raise CommandError(exc.description) from exc
+        if before is not None and before[0] is not None:
+            when = before[0].strftime("%Y-%m-%d %H:%M:%S UTC")
+            self.stdout.write(f"Token '{token.name}' was already revoked (at {when}); unchanged.")
+            return
         self.stdout.write(f"Revoked token '{token.name}'.")

@@ -60,6 +60,11 @@ class Command(BaseCommand):
             for path in files:
                 line = self.import_one(ledger, path, seen)
                 failed += line.startswith("FAILED")
+                if all_or_nothing and line.startswith(("created", "updated")):
+                    # Written only if every file passes: say what would be, not what was.
+                    line = "would " + line.replace("created", "create", 1).replace(
+                        "updated", "update", 1
+                    )
                 say(f"{path}: {line}")
                 advance()
             if options["dry_run"] or (options["atomic"] and failed):
@@ -67,7 +72,11 @@ class Command(BaseCommand):
         if failed:
             note = "; nothing was written (--atomic)" if options["atomic"] else ""
             raise CommandError(f"{failed} of {len(files)} file(s) failed{note}.")
-        verb = "checked (nothing written: --dry-run)" if options["dry_run"] else "imported"
+        verb = "imported"
+        if options["dry_run"]:
+            verb = "checked; nothing was written (--dry-run)"
+        elif options["atomic"]:
+            verb = "imported; every change above was written, together (--atomic)"
         self.stdout.write(f"OK: {len(files)} file(s) {verb}.")
 
     def import_one(self, ledger: Ledger, path: Path, seen: dict[str, Path]) -> str:

@@ -1,5 +1,8 @@
 """``manage.py bootstrap_demo``: demo data for ``make run``. Safe to run again: it finds what it
-made before, and only the demo token is replaced (a raw token cannot be shown twice).
+made before, and keeps the demo token. With ``LEDGER_DEMO_TOKEN`` set (``make run`` writes one
+into ``.env``) the demo token is that value, shown at every run; without it the token made at
+the first run is kept (only its hash is stored, so it cannot be shown again) and the command
+says how to make another.
 
 The demo ledger holds the BRL instrument, accounts ``@alice`` (funded with 1,000.00 BRL),
 ``@bob`` and ``@fees/platform``, and the FUND and PAYMENT_WITH_FEE templates."""
@@ -7,6 +10,7 @@ The demo ledger holds the BRL instrument, accounts ``@alice`` (funded with 1,000
 from __future__ import annotations
 
 import json
+import os
 import secrets
 from pathlib import Path
 from typing import Any
@@ -14,12 +18,14 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
+from django.utils import timezone
 
 from instruments.selectors import instrument_codes_missing
 from instruments.services import instrument_create
 from organizations.contents import account_create
 from organizations.models import Account, ApiToken, Ledger, Organization
 from organizations.services import ledger_create, organization_create, token_create
+from organizations.tokens import secret_from_raw, secret_matches
 from templates_dsl.compile import compile_template
 from templates_dsl.selectors import templates_active
 from templates_dsl.services import template_create
@@ -49,9 +55,7 @@ class Command(BaseCommand):
             organization=organization, name="Demo Ledger", deleted_at__isnull=True
         ).first() or ledger_create(organization=organization, name="Demo Ledger")
         self.fill_ledger(ledger)
-        with transaction.atomic():
-            ApiToken.objects.filter(name=DEMO_TOKEN).delete()
-            _, raw = token_create(name=DEMO_TOKEN)
+        raw = self.ensure_token()
         password = self.ensure_staff()
         ledger_url = f"{base}/v1/organizations/{organization.pk}/ledgers/{ledger.pk}"
         lines = [
@@ -62,8 +66,11 @@ class Command(BaseCommand):
             f"  Admin:         {base}/admin/",
             f"  Organization:  {organization.pk}",
             f"  Ledger:        {ledger.pk}",
-            f"  API token:     {raw}",
+            f"  API token:     {raw or 'unchanged (shown at the first run)'}",
         ]
+        if not raw:
+            lines.append("                 a new one: .venv/bin/python manage.py create_token NAME")
+            raw = "<token>"
         if password:
             lines.append(f"  Staff login:   {DEMO_STAFF} / {password}  (shown once)")
         else:
@@ -74,6 +81,25 @@ class Command(BaseCommand):
         lines += ["", "Try:", f"  curl -s -H 'Authorization: Bearer {raw}' {ledger_url}"]
         lines += self.demo_examples(ledger_url, raw)
         self.stdout.write("\n".join(lines) + "\n")
+
+    def ensure_token(self) -> str | None:
+        """The demo token's raw value, or None when it was made earlier and cannot be shown."""
+        wanted = secret_from_raw(os.environ.get("LEDGER_DEMO_TOKEN", "").strip())
+        now = timezone.now()
+        with transaction.atomic():
+            token = ApiToken.objects.select_for_update().filter(name=DEMO_TOKEN).first()
+            usable = token is not None and token.revoked_at is None
+            if token is not None and token.expires_at is not None and token.expires_at <= now:
+                usable = False
+            if wanted is not None:
+                if token is not None and usable and secret_matches(wanted.raw, token.secret_hash):
+                    return wanted.raw
+                ApiToken.objects.filter(name=DEMO_TOKEN).delete()
+                return token_create(name=DEMO_TOKEN, secret=wanted)[1]
+            if usable:
+                return None
+            ApiToken.objects.filter(name=DEMO_TOKEN).delete()
+            return token_create(name=DEMO_TOKEN)[1]
 
     def fill_ledger(self, ledger: Ledger) -> None:
         if instrument_codes_missing(ledger_id=ledger.pk, codes=["BRL"]):

@@ -34,6 +34,11 @@ class Command(BaseCommand):
             ledgers_list = list(ledgers)
         except Exception as exc:
             raise CommandError(f"Invalid organization or ledger id: {exc}") from exc
+        if not ledgers_list and (options["organization"] or options["ledger"]):
+            named = " ".join(
+                f"--{name} {options[name]}" for name in ("organization", "ledger") if options[name]
+            )
+            raise CommandError(f"No ledger matches {named}: nothing was checked.")
         violations: list[str] = [f"organizations: {p}" for p in tree_problems()]
         total = len(ledgers_list) * len(CHECKS)
         if sys.stderr.isatty() and total:

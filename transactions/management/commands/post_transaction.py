@@ -13,7 +13,6 @@ from ledgerproject.cli import add_ledger_arguments, api_error, ledger_from_optio
 from ledgerproject.errors import LedgerError
 from ledgerproject.formats import digits_to_int
 from transactions import answers, engine, idempotency
-from transactions.serializers import transaction_data
 
 
 def pair(text: str) -> tuple[str, str]:
@@ -88,9 +87,7 @@ class Command(BaseCommand):
                 pending=True if options["pending"] else None,
             )
             if options["dry_run"]:
-                outcome = engine.post(ledger, request, dry_run=True)
-                assert outcome.transaction is not None
-                data, replayed = transaction_data(outcome.transaction), False
+                data, replayed = answers.dry_run(ledger, request), False
             else:
                 key = options["idempotency_key"]
                 request.claim = idempotency.claim_for(key=key, tolerance=None, body=body)
@@ -103,3 +100,5 @@ class Command(BaseCommand):
                 "used; nothing posted."
             )
         self.stdout.write(JSONRenderer().render(data).decode())
+        if options["dry_run"]:
+            self.stderr.write("Dry run: every check passed; nothing was written.")

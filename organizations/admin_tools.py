@@ -1,0 +1,234 @@
+"""What every resource's admin shares: links between admin pages, the sidebar filters, and
+``ResourceAdmin``, which creates, changes and deactivates through the resource's services so
+that the admin refuses what the API refuses, with the same code and message on the form."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import parse_qsl
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.options import IncorrectLookupParameters
+from django.db.models import Model, QuerySet
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
+
+from ledgerproject.admin_base import LedgerModelAdmin
+from ledgerproject.db import field_of
+from ledgerproject.errors import LedgerError
+
+RESOURCE_READONLY = ("id", "created_at", "updated_at", "deleted_at")
+
+
+def admin_url(
+    model: type[Model] | Model | str, view: str = "changelist", *args: Any, **query: Any
+) -> str:
+    """The admin URL of a model's changelist (optionally filtered) or of one object's page.
+    ``model`` may be a label (``"transactions.transaction"``): a page of an app further along
+    is linked by its URL name, never imported."""
+    if isinstance(model, str):
+        app_label, model_name = model.lower().split(".")
+    else:
+        app_label, model_name = model._meta.app_label, model._meta.model_name or ""
+    url = reverse(f"admin:{app_label}_{model_name}_{view}", args=args)
+    if query:
+        url += "?" + "&".join(f"{key}={value}" for key, value in query.items())
+    return url
+
+
+def admin_link(model: type[Model] | Model, pk: Any, text: Any) -> SafeString | str:
+    if pk is None:
+        return "-"
+    return format_html('<a href="{}">{}</a>', admin_url(model, "change", pk), text)
+
+
+def links(items: Iterable[tuple[str, str]]) -> SafeString:
+    return format_html_join(" · ", '<a href="{}">{}</a>', items)
+
+
+def scope_filter(field: str, model: type[Model]) -> type[admin.SimpleListFilter]:
+    """A sidebar filter for ``?<field>=<id>``: shown only while it is in use, naming the
+    chosen parent; a malformed id is an incorrect lookup (the admin's ``?e=1`` page)."""
+
+    class ScopeFilter(admin.SimpleListFilter):
+        title = model._meta.verbose_name
+        parameter_name = field
+
+        def _pk(self) -> uuid.UUID | None:
+            value = self.value()
+            if not value:
+                return None
+            try:
+                return uuid.UUID(str(value))
+            except ValueError as exc:
+                raise IncorrectLookupParameters(f"{field}: not an id") from exc
+
+        def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+            pk = self._pk()
+            found = model._default_manager.filter(pk=pk).first() if pk else None
+            return [(str(pk), str(found))] if found is not None else []
+
+        def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+            pk = self._pk()
+            return queryset.filter(**{f"{field}_id": pk}) if pk else queryset
+
+    ScopeFilter.__name__ = f"{field.title()}ScopeFilter"
+    return ScopeFilter
+
+
+class ResourceAdmin(LedgerModelAdmin):
+    """Browse, create and edit through the services: an add or a change is written by the
+    resource's create or update service while the form validates (inside the admin's
+    transaction), so the admin refuses exactly what the API refuses and shows the same code and
+    message on the form; deactivation (soft delete) goes through the delete service, each
+    refusal shown as a message."""
+
+    list_per_page = 50
+    show_full_result_count = False
+    actions = ("deactivate",)
+
+    def update_one(self, obj: Any, data: dict[str, Any]) -> Any:
+        """Write ``data`` (model field names) to ``obj`` through the resource's service."""
+        raise NotImplementedError
+
+    # The fields of the add form; empty: this admin adds nothing (created through the API).
+    add_fields: tuple[str, ...] = ()
+    # Those of them the service requires; the others may be left empty.
+    add_required: tuple[str, ...] = ()
+
+    def create_one(self, data: dict[str, Any]) -> Any:
+        """Create the object from the add form's cleaned data through the resource's service."""
+        raise NotImplementedError
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return self.add_fields if obj is None else super().get_fields(request, obj)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return () if obj is None else super().get_readonly_fields(request, obj)
+
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any):
+        if obj is None:
+            kwargs["fields"] = self.add_fields
+        base = super().get_form(request, obj, change=change, **kwargs)
+        if change:
+            return service_form(base, self.update_one)
+        return service_form(base, self.create_one, create=True, required=self.add_required)
+
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
+        """An add form opened from a narrowed list (``?ledger=<id>``) starts with that parent."""
+        initial = super().get_changeform_initial_data(request)
+        kept = dict(parse_qsl(request.GET.get("_changelist_filters", "")))
+        for name in self.add_fields:
+            if name in kept and name not in initial:
+                initial[name] = kept[name]
+        return initial
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        """Nothing: the service wrote the object (or the change) when the form validated."""
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        """Nothing: the service wrote everything the form holds."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return bool(self.add_fields) and super().has_add_permission(request)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def deactivate_one(self, obj: Any) -> None:
+        raise NotImplementedError
+
+    @admin.action(
+        description="Deactivate (soft-delete) the selected %(verbose_name_plural)s",
+        permissions=["change"],
+    )
+    def deactivate(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        done: list[str] = []
+        for obj in queryset:
+            if obj.deleted_at is not None:
+                messages.warning(request, f"{obj}: already deactivated.")
+                continue
+            try:
+                self.deactivate_one(obj)
+            except LedgerError as exc:
+                messages.error(request, f"{obj}: refused — {exc.error.code} {exc.description}")
+            else:
+                done.append(str(obj))
+        if done:
+            names = self.model._meta.verbose_name_plural
+            messages.success(request, f"Deactivated {len(done)} {names}: {', '.join(done)}.")
+
+
+def service_form(
+    base: type[forms.ModelForm],
+    write: Any,
+    *,
+    create: bool = False,
+    required: tuple[str, ...] = (),
+) -> type[forms.ModelForm]:
+    """``base`` whose validation ends by writing through ``write``: on a change, the changed
+    fields (``write(current, data)``); on an add, the cleaned data (``write(data)``), the
+    object the service created becoming the form's instance. A refusal becomes the form's
+    error, on the field it names when the form has it."""
+
+    class ServiceForm(base):  # type: ignore[valid-type,misc]
+        instance: Any
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            if create:
+                for name, field in self.fields.items():
+                    # Left empty, an optional field takes the service's default.
+                    field.required = name in required
+
+        def _post_clean(self) -> None:
+            if create:
+                # The service validates and writes: no model validation of a half-made object.
+                if not self.errors:
+                    self._write(lambda: write(dict(self.cleaned_data)))
+                return
+            super()._post_clean()
+            if self.errors or not self.changed_data:
+                return
+            model = self._meta.model
+            data = {field_of(model, name).attname: self.cleaned_data[name]
+                    for name in self.changed_data}  # fmt: skip
+            current: Any = model._default_manager.get(pk=self.instance.pk)
+            self._write(lambda: write(current, data))
+
+        def _write(self, call: Any) -> None:
+            try:
+                self.instance = call()
+            except LedgerError as exc:
+                self.add_error(_field_of(self, exc), f"{exc.error.code}: {exc.description}")
+
+    return ServiceForm
+
+
+def _field_of(form: forms.ModelForm, exc: LedgerError) -> str | None:
+    for key in exc.fields or {}:
+        name = re.sub(r"(?<!^)(?=[A-Z])", "_", key.split(".")[0]).lower()
+        if name in form.fields:
+            return name
+    return None
+
+
+class DeletedFilter(admin.SimpleListFilter):
+    title = "deleted"
+    parameter_name = "deleted"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("no", "Active"), ("yes", "Deleted")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() == "no":
+            return queryset.filter(deleted_at__isnull=True)
+        if self.value() == "yes":
+            return queryset.filter(deleted_at__isnull=False)
+        return queryset

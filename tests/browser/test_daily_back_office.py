@@ -1,0 +1,94 @@
+"""A clerk's morning in a real browser (Playwright driving the system Chromium): create an
+account from the ledger's account list, post to it with a decimal amount, find the transaction
+by the account's alias, export the list as CSV, and see a broken template's error line marked
+in the editor."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from organizations.models import Account, Ledger
+from tests.api.test_templates import SIMPLE
+from tests.browser.test_back_office import ARGS, PASSWORD, chromium_or_skip, log_in
+from transactions.models import Transaction
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_clerks_morning_in_a_real_browser(live_server, book, tmp_path: Path):
+    executable = chromium_or_skip()
+    from playwright.sync_api import expect, sync_playwright
+
+    book.fund("@alice", 100_000)
+    get_user_model().objects.create_superuser("staff", "staff@example.com", PASSWORD)
+    ledger = Ledger.objects.get()
+    base = live_server.url
+
+    # No ORM below until the browser is closed: Playwright's sync API runs an event loop.
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, headless=True, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+            log_in(page, base)
+            expect(page.locator("#site-name")).to_contain_text("Ledger back office")
+            # The ledger's dashboard is one click from the index.
+            page.click(f"#ledger-dashboards a[href$='/{ledger.pk}/dashboard/']")
+            expect(page.locator("#chart-by-status svg")).to_be_visible()
+
+            # Create an account from the ledger's account list: the ledger is already chosen.
+            page.goto(f"{base}/admin/organizations/account/?ledger={ledger.pk}")
+            page.click(".object-tools a.addlink")
+            expect(page.locator("#id_ledger")).to_have_value(str(ledger.pk))
+            page.fill("#id_name", "Carol")
+            page.fill("#id_alias", "@carol")
+            page.fill("#id_asset_code", "BRL")
+            page.click("input[name=_save]")
+            expect(page.locator("ul.messagelist")).to_contain_text("was added successfully")
+
+            # Post 12.34 BRL to it, typed as a decimal.
+            page.goto(f"{base}/admin/organizations/ledger/{ledger.pk}/post/")
+            page.select_option("#id_template", "PAYMENT_WITH_FEE")
+            page.click("#use-template")
+            page.fill("#id_var_amount", "12.34")
+            page.fill("#id_var_fee", "0.66")
+            page.fill("#id_var_source", "@alice")
+            page.fill("#id_var_destination", "@carol")
+            page.click("#post")
+            expect(page.locator("ul.messagelist")).to_contain_text("13.00 BRL")
+
+            # Find it by the alias, and export what the list shows.
+            page.goto(f"{base}/admin/transactions/transaction/")
+            page.fill("#searchbar", "@carol")
+            page.press("#searchbar", "Enter")
+            ids = page.locator("code.ledger-id")
+            expect(ids).to_have_count(1)
+            found = ids.first.inner_text()
+            with page.expect_download() as download:
+                page.click("a.export-csv")
+            exported = tmp_path / "transactions.csv"
+            download.value.save_as(exported)
+
+            # A broken template: the editor numbers the lines and marks the failing one.
+            page.goto(f"{base}/admin/templates_dsl/transactiontemplate/add/")
+            page.fill("#id_ledger", str(ledger.pk))
+            page.fill("#id_text", SIMPLE.replace("(code SIMPLE)", "(code"))
+            page.click("input[name=_save]")
+            marked = page.locator(".template-editor-gutter span.error")
+            expect(marked).to_have_text("4")
+            expect(page.locator(".template-editor-gutter span")).to_have_count(
+                len(SIMPLE.splitlines())
+            )
+        finally:
+            browser.close()
+
+    rows = list(csv.DictReader(io.StringIO(exported.read_text())))
+    assert [(row["id"], row["amount"], row["asset_code"]) for row in rows] == [
+        (found, "13.00", "BRL")
+    ]
+    carol = Account.objects.get(alias="@carol")
+    assert carol.balance.available == 1234 and carol.balance.scale == 2
+    assert Transaction.objects.get(pk=found).destination == ["@fees/platform", "@carol"]
