@@ -233,6 +233,8 @@ class AccountCreateIn(AccountEditableIn):
 
 
 class AccountUpdateIn(AccountEditableIn):
-    unmodifiable = (
-        TIMESTAMPS | LEDGER_IDS | {"balance", "alias", "assetCode", "type", "parentAccountId"}
-    )
+    """``alias`` follows the create rules (format here; 409 0020 and 422 0074 in
+    ``account_update``)."""
+
+    unmodifiable = TIMESTAMPS | LEDGER_IDS | {"balance", "assetCode", "type", "parentAccountId"}
+    alias = serializers.RegexField(ALIAS_PATTERN, max_length=101, required=False)

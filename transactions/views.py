@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ledgerproject.api.exceptions import api_error_for
-from ledgerproject.api.filters import run_filterset
+from ledgerproject.api.filters import known_filters, run_filterset
 from ledgerproject.api.pagination import KeysetPage
 from ledgerproject.api.schema import COMMON_ERRORS, error_responses
 from ledgerproject.api.serializers import validated
@@ -80,7 +80,7 @@ class TransactionCollection(ScopedAPIView):
 
     @extend_schema(parameters=LIST_PARAMS, responses={200: TransactionOut(many=True), **ERRORS})
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        page = KeysetPage(request)
+        page = KeysetPage(request, known=known_filters(TransactionFilter))
         queryset = run_filterset(TransactionFilter, selectors.transactions_of(self.ledger), request)
         rows = page.slice(queryset)
         return page.response(render_transactions(rows))
@@ -189,7 +189,7 @@ class AccountScopedView(ScopedAPIView):
 class AccountTransactions(AccountScopedView):
     @extend_schema(parameters=LIST_PARAMS, responses={200: TransactionOut(many=True), **ERRORS})
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        page = KeysetPage(request)
+        page = KeysetPage(request, known=known_filters(TransactionFilter))
         queryset = run_filterset(
             TransactionFilter, selectors.transactions_of_account(self.account()), request
         )

@@ -103,6 +103,15 @@ def refuse_nul_characters(request: Request) -> None:
             )
 
 
+COMMON_FILTERS = ("deleted", "metadata")
+
+
+def known_filters(filterset_class: type[django_filters.FilterSet] | None) -> list[str]:
+    """The query parameters a list filters by: its filterset's and the common ones."""
+    names = list(filterset_class.base_filters) if filterset_class is not None else []
+    return names + list(COMMON_FILTERS)
+
+
 def run_filterset(
     filterset_class: type[django_filters.FilterSet] | None,
     queryset: QuerySet[Any],
