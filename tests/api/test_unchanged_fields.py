@@ -30,7 +30,7 @@ def items(api, organization, ledger_url) -> dict[str, tuple[str, str, Any]]:
             f"{ledger_url}/instruments/{api.get(f'{ledger_url}/instruments').json()[0]['id']}",
             "code",
             "EUR",
-        ),  # noqa: E501
+        ),
         "asset-rate": (
             made(
                 api,
