@@ -116,7 +116,10 @@ def run_filterset(
     filterset_class: type[django_filters.FilterSet] | None,
     queryset: QuerySet[Any],
     request: Request,
+    *,
+    common: bool = True,
 ) -> QuerySet[Any]:
+    """The list's own filters, then (``common``) metadata and ``deleted``."""
     refuse_nul_characters(request)
     if filterset_class is not None:
         filterset = filterset_class(request.query_params, queryset=queryset, request=request)
@@ -128,4 +131,4 @@ def run_filterset(
                 fields=fields,
             )
         queryset = filterset.qs
-    return apply_common_filters(queryset, request)
+    return apply_common_filters(queryset, request) if common else queryset
