@@ -240,7 +240,7 @@ class AccountUpdateIn(AccountEditableIn):
     alias = serializers.RegexField(ALIAS_PATTERN, max_length=101, required=False)
 
 
-class BalanceOut(serializers.Serializer):
+class LedgerBalanceOut(serializers.Serializer):
     """One account's balance as a resource of its own."""
 
     id = serializers.UUIDField()

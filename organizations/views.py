@@ -195,12 +195,14 @@ class BalanceCollection(ScopedAPIView):
     def balances(self) -> QuerySet[Any]:
         return selectors.balances_of(self.ledger)
 
-    @extend_schema(parameters=BALANCE_PARAMS, responses={200: s.BalanceOut(many=True), **ERRORS})
+    @extend_schema(
+        parameters=BALANCE_PARAMS, responses={200: s.LedgerBalanceOut(many=True), **ERRORS}
+    )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         page = KeysetPage(request, known=filters.BalanceFilter.base_filters)
         rows = page.slice(run_filterset(filters.BalanceFilter, self.balances(), request,
                                         common=False))  # fmt: skip
-        return page.response(s.BalanceOut(rows, many=True).data)
+        return page.response(s.LedgerBalanceOut(rows, many=True).data)
 
 
 class AccountBalances(BalanceCollection):
