@@ -297,8 +297,8 @@ def account_update(*, account: Account, data: dict[str, Any]) -> Account:
         _active_portfolio(account.ledger_id, data["portfolio_id"])
     if data.get("product_id") is not None:
         _active_product(account.ledger_id, data["product_id"])
-    alias = data.get("alias")
-    if alias is None or alias == account.alias:
+    alias: str = data.get("alias") or account.alias
+    if alias == account.alias:
         data = {k: v for k, v in data.items() if k != "alias"}
     elif alias.startswith(Account.EXTERNAL_PREFIX):
         raise _refuse_external("the @external/ aliases are theirs alone")
