@@ -89,6 +89,8 @@ NOT_YET = {
     "GET /accounts/{account_id}/operations": "generated cursors (0082)",
     "GET /accounts/{account_id}/balances": "generated cursors (0082)",
     "GET /organizations": "generated cursors are not cursors the API issued (0082)",
+    "GET /accounts/{account_id}/balance": "generated `at` strings are not dates (0077)",
+    "PATCH /portfolios/{id}": "measured 92.7 % and 96.7 %: at the threshold, not yet classified",
 }
 
 
