@@ -293,7 +293,7 @@ def transaction_data(tx: Any) -> dict[str, Any]:
         "organizationId": _text(tx.organization_id),
         "description": _text(tx.description),
         "type": tx.type or None,
-        "inline": tx.template_id is None,
+        "inline": tx.inline,
         "status": tx.status,
         "amount": {"amount": tx.amount, "scale": tx.scale},
         "assetCode": _text(tx.asset_code),
