@@ -304,9 +304,19 @@ def account_update(*, account: Account, data: dict[str, Any]) -> Account:
         _active_portfolio(account.ledger_id, data["portfolio_id"])
     if data.get("product_id") is not None:
         _active_product(account.ledger_id, data["product_id"])
+    alias: str = data.get("alias") or account.alias
+    if alias == account.alias:
+        data = {k: v for k, v in data.items() if k != "alias"}
+    elif alias.startswith(Account.EXTERNAL_PREFIX):
+        raise _refuse_external("the @external/ aliases are theirs alone")
+    same_alias = Account.objects.filter(ledger_id=account.ledger_id, alias=alias)
     with ledger_write(account.ledger_id):
         apply_changes(account, data)
-        account.save()
+        if "alias" in data:
+            with unique_among_active(same_alias, _alias_conflict(alias), exclude=account.pk):
+                account.save()
+        else:
+            account.save()
     return account
 
 

@@ -3,7 +3,10 @@ every list and applied by ``ledgerproject.api.filters``)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import django_filters
+from django.db.models import Q, QuerySet
 
 from ledgerproject.api.filters import MultiValueFilter
 
@@ -26,3 +29,15 @@ class AccountFilter(django_filters.FilterSet):
     portfolioId = django_filters.UUIDFilter(field_name="portfolio_id")
     entityId = django_filters.CharFilter(field_name="entity_id")
     status = MultiValueFilter(field_name="status_code")
+
+
+class BalanceFilter(django_filters.FilterSet):
+    alias = django_filters.CharFilter(field_name="account__alias")
+    assetCode = django_filters.CharFilter(field_name="asset_code")
+    nonZero = django_filters.ChoiceFilter(
+        choices=[("true", "true"), ("false", "false")], method="filter_non_zero"
+    )
+
+    def filter_non_zero(self, queryset: QuerySet[Any], name: str, value: str) -> Any:
+        held = ~Q(available=0) | ~Q(on_hold=0)
+        return queryset.filter(held) if value == "true" else queryset.exclude(held)

@@ -7,10 +7,10 @@ import uuid
 from typing import Any
 
 from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 
 from ledgerproject.errors import ErrorCode, LedgerError
-from organizations.models import Ledger, Organization
+from organizations.models import Account, Balance, Ledger, Organization
 
 
 def not_found(what: str = "resource") -> LedgerError:
@@ -105,3 +105,26 @@ def ledger_get_for(
     organization_get_for(principal, organization_id)
     parse_id(ledger_id, "ledger")
     raise not_found("ledger")
+
+
+def account_by_alias(ledger: Ledger, alias: str) -> Account:
+    """The ledger's active account with this alias (a leading ``@`` may be left out)."""
+    wanted = alias if alias.startswith("@") else f"@{alias}"
+    account = (
+        Account.objects.select_related("balance")
+        .filter(ledger_id=ledger.pk, alias=wanted, deleted_at__isnull=True)
+        .first()
+    )
+    if account is None:
+        raise not_found("account")
+    return account
+
+
+def balances_of(ledger: Ledger) -> QuerySet[Balance]:
+    """A ledger's balances with their accounts, keyset-ordered by the account's creation (a
+    balance is made with its account)."""
+    return (
+        Balance.objects.filter(ledger_id=ledger.pk)
+        .select_related("account")
+        .annotate(created_at=F("account__created_at"))
+    )

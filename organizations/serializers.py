@@ -234,6 +234,29 @@ class AccountCreateIn(AccountEditableIn):
 
 
 class AccountUpdateIn(AccountEditableIn):
-    unmodifiable = (
-        TIMESTAMPS | LEDGER_IDS | {"balance", "alias", "assetCode", "type", "parentAccountId"}
-    )
+    """``alias`` follows the create rules (format here; 409 0020 and 422 0074 in
+    ``account_update``)."""
+
+    unmodifiable = TIMESTAMPS | LEDGER_IDS | {"balance", "assetCode", "type", "parentAccountId"}
+    alias = serializers.RegexField(ALIAS_PATTERN, max_length=101, required=False)
+
+
+class LedgerBalanceOut(serializers.Serializer):
+    """One account's balance as a resource of its own."""
+
+    id = serializers.UUIDField()
+    organizationId = serializers.UUIDField(source="organization_id")
+    ledgerId = serializers.UUIDField(source="ledger_id")
+    accountId = serializers.UUIDField(source="account_id")
+    alias = serializers.CharField(source="account.alias")
+    assetCode = serializers.CharField(source="asset_code")
+    accountType = serializers.CharField(source="account.type")
+    available = serializers.IntegerField()
+    onHold = serializers.IntegerField(source="on_hold")
+    scale = serializers.IntegerField()
+    version = serializers.IntegerField()
+    allowSending = serializers.BooleanField(source="account.allow_sending")
+    allowReceiving = serializers.BooleanField(source="account.allow_receiving")
+    createdAt = TimestampField(source="account.created_at")
+    updatedAt = TimestampField(source="updated_at")
+    deletedAt = TimestampField(source="account.deleted_at")

@@ -17,5 +17,8 @@ urlpatterns = [
     path(f"{LEDGER}/products", views.ProductCollection.as_view()),
     path(f"{LEDGER}/products/<str:pk>", views.ProductItem.as_view()),
     path(f"{LEDGER}/accounts", views.AccountCollection.as_view()),
+    path(f"{LEDGER}/accounts/alias/<path:alias>", views.AccountByAlias.as_view()),
     path(f"{LEDGER}/accounts/<str:pk>", views.AccountItem.as_view()),
+    path(f"{LEDGER}/accounts/<str:account_id>/balances", views.AccountBalances.as_view()),
+    path(f"{LEDGER}/balances", views.BalanceCollection.as_view()),
 ]

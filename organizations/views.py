@@ -6,12 +6,20 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
 
-from ledgerproject.api.views import CollectionView, ItemView
-from organizations import contents, filters, services
+from ledgerproject.api.filters import run_filterset
+from ledgerproject.api.pagination import KeysetPage
+from ledgerproject.api.schema import COMMON_ERRORS, error_responses
+from ledgerproject.api.views import CollectionView, ItemView, ScopedAPIView
+from organizations import contents, filters, selectors, services
 from organizations import serializers as s
 from organizations.models import Account, Ledger, Organization, Portfolio, Product
 from organizations.selectors import organizations_visible
+
+ERRORS = error_responses(*COMMON_ERRORS)
 
 
 class OrganizationCollection(CollectionView):
@@ -157,3 +165,50 @@ class AccountItem(ItemView):
 
     def perform_delete(self, obj: Account) -> None:
         contents.account_delete(account=obj)
+
+
+class AccountByAlias(ScopedAPIView):
+    """``GET .../accounts/alias/{alias}``: the active account with that alias (URL-encoded,
+    ``@external/BRL`` as ``%40external%2FBRL``; the leading ``@`` may be left out)."""
+
+    @extend_schema(operation_id="accounts_by_alias", responses={200: s.AccountOut, **ERRORS})
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        account = selectors.account_by_alias(self.ledger, kwargs["alias"])
+        return Response(s.AccountOut(account).data)
+
+
+BALANCE_PARAMS = [
+    OpenApiParameter("limit", int, description="Page size, 1 to 1000 (default 100)."),
+    OpenApiParameter("cursor", str, description="Opaque cursor from the Link header."),
+    OpenApiParameter("sort_order", str, enum=["asc", "desc"]),
+    OpenApiParameter("alias", str, description="The account's alias."),
+    OpenApiParameter("assetCode", str),
+    OpenApiParameter(
+        "nonZero", str, enum=["true", "false"], description="true: available or onHold not 0."
+    ),
+]
+
+
+class BalanceCollection(ScopedAPIView):
+    """``GET .../balances``: every account's balance, keyset-paged like every list."""
+
+    def balances(self) -> QuerySet[Any]:
+        return selectors.balances_of(self.ledger)
+
+    @extend_schema(
+        parameters=BALANCE_PARAMS, responses={200: s.LedgerBalanceOut(many=True), **ERRORS}
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        page = KeysetPage(request, known=filters.BalanceFilter.base_filters)
+        rows = page.slice(run_filterset(filters.BalanceFilter, self.balances(), request,
+                                        common=False))  # fmt: skip
+        return page.response(s.LedgerBalanceOut(rows, many=True).data)
+
+
+class AccountBalances(BalanceCollection):
+    """``GET .../accounts/{id}/balances``: the account's balances (one per account today),
+    as a list so that a client reads both resources alike."""
+
+    def balances(self) -> QuerySet[Any]:
+        account = self.get_scoped(Account.objects.all(), self.kwargs["account_id"], "account")
+        return super().balances().filter(account_id=account.pk)

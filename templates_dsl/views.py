@@ -24,7 +24,10 @@ TEXT = "text/plain; charset=utf-8"
 TEMPLATE_TEXT = OpenApiResponse(
     {"type": "string"}, description="Template text (text/plain; charset=utf-8)."
 )
-TEXT_BODY = {"text/plain": {"type": "string"}, "application/octet-stream": {"type": "string"}}
+TEXT_BODY = {
+    "text/plain": {"type": "string"},
+    "application/octet-stream": {"type": "string", "format": "binary"},
+}
 ERRORS = error_responses(*COMMON_ERRORS, 409)
 
 

@@ -104,12 +104,15 @@ class _Run:
             self._prepare(PostingLookups(self.ledger, cached=False))
 
     def _prepare(self, lookups: PostingLookups) -> None:
-        lookups.preload_templates(self.requests[i].template_code for i in self.open())
+        stored = (self.requests[i] for i in self.open())
+        lookups.preload_templates(r.template_code for r in stored if r.inline is None)
         planned = {}
         for index in self.open():
             request = self.requests[index]
             try:
-                planned[index] = lookups.plan(request.template_code, request.variables)
+                planned[index] = lookups.plan(
+                    request.template_code, request.variables, request.inline
+                )
             except LedgerError as error:
                 self.refuse(index, error)
         lookups.preload_parents(
@@ -306,8 +309,8 @@ def _dry_run(ledger: Ledger, request: PostingRequest) -> Outcome:
     """Every check of a posting and the operations it would write; nothing is written."""
     ensure_ledger_active(ledger)
     lookups = PostingLookups(ledger, cached=False)
-    prepared = prepare(ledger, lookups, request, lookups.plan(request.template_code,
-                                                               request.variables))  # fmt: skip
+    planned = lookups.plan(request.template_code, request.variables, request.inline)
+    prepared = prepare(ledger, lookups, request, planned)
     tx = prepared.transaction
     steps = opening_steps(tx, prepared.legs)
     check_instrument(ledger.pk, tx.asset_code)

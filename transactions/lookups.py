@@ -18,6 +18,7 @@ from django.db import connection
 
 from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.models import Account, Ledger
+from templates_dsl.ast import Template
 from templates_dsl.compile import compile_template
 from templates_dsl.models import TransactionTemplate
 from templates_dsl.planner import PostingPlan, plan_posting
@@ -115,9 +116,12 @@ class PostingLookups:
                         _template_cache.popitem(last=False)
 
     def plan(
-        self, code: str, variables: Mapping[str, Any]
-    ) -> tuple[TransactionTemplate, PostingPlan]:
-        """The template with this code and what it posts with these variables."""
+        self, code: str, variables: Mapping[str, Any], inline: Template | None = None
+    ) -> tuple[TransactionTemplate | None, PostingPlan]:
+        """The template with this code and what it posts with these variables; an ``inline``
+        template (checked, from the request) stands in for a stored one."""
+        if inline is not None:
+            return None, plan_posting(inline, variables)
         self.preload_templates([code])
         template = self.templates[code]
         if template is None:

@@ -69,6 +69,12 @@ class Transaction(TimestampedModel):
             models.Index(fields=["organization"], name="tx_org_idx"),
         ]
 
+    @property
+    def inline(self) -> bool:
+        """Posted with its template in the request (``POST .../transactions/dsl|json``): no
+        stored template, and an empty ``type``."""
+        return self.template_id is None
+
 
 class Operation(TimestampedModel):
     """One balance change. Append-only: never updated, never deleted."""

@@ -11,6 +11,7 @@ from typing import Any
 from ledgerproject.errors import LedgerError
 from ledgerproject.metadata import validate_metadata
 from organizations.models import Ledger
+from templates_dsl.ast import Template
 from templates_dsl.models import TransactionTemplate
 from templates_dsl.planner import PostingPlan
 from transactions import idempotency
@@ -22,7 +23,8 @@ from transactions.money import CREDIT, DEBIT, Leg, Step
 
 @dataclass
 class PostingRequest:
-    """One posting as an entry point parsed it (or why it was refused while parsing)."""
+    """One posting as an entry point parsed it (or why it was refused while parsing).
+    ``inline``: the checked template the request carried, posted with no stored template."""
 
     template_code: str = ""
     variables: Mapping[str, Any] = field(default_factory=dict)
@@ -32,6 +34,7 @@ class PostingRequest:
     parent_id: uuid.UUID | None = None
     claim: idempotency.Claim | None = None
     refused: LedgerError | None = None
+    inline: Template | None = None
 
 
 @dataclass
@@ -81,9 +84,10 @@ def prepare(
     ledger: Ledger,
     lookups: PostingLookups,
     request: PostingRequest,
-    planned: tuple[TransactionTemplate, PostingPlan],
+    planned: tuple[TransactionTemplate | None, PostingPlan],
 ) -> Prepared:
-    """The transaction and legs of a planned posting; its parent and accounts checked."""
+    """The transaction and legs of a planned posting; its parent and accounts checked. An
+    inline posting has no template and an empty ``type`` (rendered ``null``)."""
     template, plan = planned
     lookups.check_parent(request.parent_id)
     accounts = lookups.resolve_accounts(leg.alias for leg in plan.legs)
@@ -108,7 +112,7 @@ def prepare(
         ledger_id=ledger.pk,
         parent_id=request.parent_id,
         template=template,
-        type=template.code,
+        type=template.code if template is not None else "",
         description=plan.description if request.description is None else request.description,
         status=Transaction.PRE_APPROVED if pending else Transaction.SENT,
         amount=plan.total,

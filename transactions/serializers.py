@@ -12,6 +12,7 @@ from ledgerproject.api.schema import ErrorSerializer
 from ledgerproject.api.serializers import InputSerializer
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.formats import render_timestamp
+from templates_dsl.limits import MAX_TEMPLATE_BYTES
 from transactions.engine import MAX_BATCH
 
 
@@ -53,6 +54,35 @@ class TransactionIn(InputSerializer):
         max_length=2000, required=False, allow_null=True, allow_blank=True
     )
     pending = StrictBooleanField(required=False, allow_null=True, default=None)
+
+
+class InlineOptionsIn(InputSerializer):
+    """What an inline posting takes besides its template: the same fields as a posting from a
+    stored template, without ``transactionTypeCode``."""
+
+    variables = VariablesField(required=False, default=dict)
+    metadata = MetadataField(required=False, default=dict)
+    parentTransactionId = serializers.UUIDField(source="parent_id", required=False, allow_null=True)
+    description = serializers.CharField(
+        max_length=2000, required=False, allow_null=True, allow_blank=True
+    )
+    pending = StrictBooleanField(required=False, allow_null=True, default=None)
+
+
+class InlineDslIn(InlineOptionsIn):
+    """``POST .../transactions/dsl`` as JSON: the template-language text and its variables."""
+
+    dsl = serializers.CharField(
+        max_length=MAX_TEMPLATE_BYTES, trim_whitespace=False, help_text="Template-language text."
+    )
+
+
+class InlineJsonIn(InputSerializer):
+    """``POST .../transactions/json``: the variables and parent; the rest of the body is the
+    template as JSON (``templates_dsl.inline``)."""
+
+    variables = VariablesField(required=False, default=dict)
+    parentTransactionId = serializers.UUIDField(source="parent_id", required=False, allow_null=True)
 
 
 class TransactionBatchItemIn(TransactionIn):
@@ -148,7 +178,12 @@ class TransactionOut(serializers.Serializer):
     ledgerId = serializers.UUIDField(source="ledger_id")
     organizationId = serializers.UUIDField(source="organization_id")
     description = serializers.CharField(allow_null=True)
-    type = serializers.CharField(help_text="The code of the template used.")
+    type = serializers.CharField(
+        allow_null=True, help_text="The code of the template used; null for an inline posting."
+    )
+    inline = serializers.BooleanField(
+        help_text="true when the transaction was posted with no stored template (inline)."
+    )
     status = serializers.ChoiceField(choices=["CREATED", "PRE_APPROVED", "SENT", "CANCELED"])
     amount = AmountField()
     assetCode = serializers.CharField(source="asset_code")
@@ -263,7 +298,8 @@ def transaction_data(tx: Any) -> dict[str, Any]:
         "ledgerId": _text(tx.ledger_id),
         "organizationId": _text(tx.organization_id),
         "description": _text(tx.description),
-        "type": _text(tx.type),
+        "type": tx.type or None,
+        "inline": tx.inline,
         "status": tx.status,
         "amount": {"amount": tx.amount, "scale": tx.scale},
         "assetCode": _text(tx.asset_code),

@@ -11,6 +11,8 @@ ACCOUNT = f"{LEDGER}/accounts/<str:account_id>"
 urlpatterns = [
     path(TX, views.TransactionCollection.as_view()),
     path(f"{TX}/batch", views.TransactionBatch.as_view()),
+    path(f"{TX}/dsl", views.TransactionInlineDsl.as_view()),
+    path(f"{TX}/json", views.TransactionInlineJson.as_view()),
     path(f"{TX}/<str:transaction_id>", views.TransactionItem.as_view()),
     path(f"{TX}/<str:transaction_id>/commit", views.TransactionAction.as_view(action="commit")),
     path(f"{TX}/<str:transaction_id>/revert", views.TransactionAction.as_view(action="revert")),

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import RequestDataTooBig
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ledgerproject.api.exceptions import api_error_for
-from ledgerproject.api.filters import run_filterset
+from ledgerproject.api.filters import known_filters, run_filterset
 from ledgerproject.api.pagination import KeysetPage
 from ledgerproject.api.schema import COMMON_ERRORS, error_responses
 from ledgerproject.api.serializers import validated
@@ -20,7 +21,9 @@ from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.formats import digits_to_int, parse_timestamp, render_timestamp
 from organizations.models import Account
 from organizations.selectors import parse_id
-from transactions import answers, engine, idempotency, selectors, states
+from templates_dsl.inline import template_from_json, template_from_text
+from templates_dsl.limits import MAX_TEMPLATE_BYTES
+from transactions import answers, engine, idempotency, inline_schema, selectors, states
 from transactions.filters import TransactionFilter
 from transactions.models import Transaction
 from transactions.serializers import (
@@ -28,6 +31,8 @@ from transactions.serializers import (
     ChartIn,
     ChartOut,
     DryRunOut,
+    InlineDslIn,
+    InlineJsonIn,
     OperationOut,
     PointInTimeBalanceOut,
     TransactionBatchIn,
@@ -58,6 +63,35 @@ KEY_HEADERS = [
 ]
 
 
+POST_PARAMS = [
+    OpenApiParameter("dryRun", bool, description="Check and simulate; write nothing."),
+    *KEY_HEADERS,
+    OpenApiParameter(
+        answers.DRY_RUN_HEADER,
+        str,
+        OpenApiParameter.HEADER,
+        response=[200],
+        description="`true` on a dry run's answer: nothing was written.",
+    ),
+    OpenApiParameter(
+        "Idempotent-Replayed",
+        str,
+        OpenApiParameter.HEADER,
+        response=[200, 201],
+        description="`true` when the idempotency key's first answer is replayed.",
+    ),
+]
+POST_RESPONSES = {
+    201: TransactionOut,
+    200: OpenApiResponse(
+        DryRunOut,
+        description="A dry run (`dryRun: true`, header `Dry-Run: true`; nothing was "
+        "written), or an idempotent replay (header `Idempotent-Replayed: true`)",
+    ),
+    **ERRORS,
+}
+
+
 def render_transactions(rows: list[Transaction]) -> list[Any]:
     return [transaction_data(tx) for tx in rows]
 
@@ -81,50 +115,81 @@ class TransactionCollection(ScopedAPIView):
 
     @extend_schema(parameters=LIST_PARAMS, responses={200: TransactionOut(many=True), **ERRORS})
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        page = KeysetPage(request)
+        page = KeysetPage(request, known=known_filters(TransactionFilter))
         queryset = run_filterset(TransactionFilter, selectors.transactions_of(self.ledger), request)
         rows = page.slice(queryset)
         return page.response(render_transactions(rows))
 
+    @extend_schema(request=TransactionIn, parameters=POST_PARAMS, responses=POST_RESPONSES)
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return post_one(self.ledger, request, validated(TransactionIn, request.data), request.data)
+
+
+def post_one(ledger: Any, request: Request, data: dict[str, Any], body: Any) -> Response:
+    """Post one parsed request (or simulate it with ``?dryRun=true``); ``body`` is what its
+    idempotency key or tolerance hashes."""
+    if request.query_params.get("dryRun", "").lower() in {"true", "1"}:
+        headers = {answers.DRY_RUN_HEADER: "true"}
+        body = answers.dry_run(ledger, posting_request(data))
+        return Response(body, status=status.HTTP_200_OK, headers=headers)
+    outcome = engine.post(ledger, posting_request(data, _claim(request, body)))
+    return _respond(*answers.posting(outcome))
+
+
+class TransactionInlineDsl(ScopedAPIView):
+    """``POST .../transactions/dsl``: a posting whose template is in the request, as
+    template-language text. ``text/plain`` (or no Content-Type): the body is the text and the
+    template uses no variables; ``application/json``: ``{"dsl": text, "variables": {...}}``
+    plus the options of any posting."""
+
     @extend_schema(
-        request=TransactionIn,
-        parameters=[
-            OpenApiParameter("dryRun", bool, description="Check and simulate; write nothing."),
-            *KEY_HEADERS,
-            OpenApiParameter(
-                answers.DRY_RUN_HEADER,
-                str,
-                OpenApiParameter.HEADER,
-                response=[200],
-                description="`true` on a dry run's answer: nothing was written.",
-            ),
-            OpenApiParameter(
-                "Idempotent-Replayed",
-                str,
-                OpenApiParameter.HEADER,
-                response=[200, 201],
-                description="`true` when the idempotency key's first answer is replayed.",
-            ),
-        ],
-        responses={
-            201: TransactionOut,
-            200: OpenApiResponse(
-                DryRunOut,
-                description="A dry run (`dryRun: true`, header `Dry-Run: true`; nothing was "
-                "written), or an idempotent replay (header `Idempotent-Replayed: true`)",
-            ),
-            **ERRORS,
-        },
+        operation_id="transactions_inline_dsl",
+        request={"application/json": InlineDslIn, "text/plain": inline_schema.DSL_TEXT},
+        parameters=POST_PARAMS,
+        responses=POST_RESPONSES,
     )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        dry_run = request.query_params.get("dryRun", "").lower() in {"true", "1"}
-        data = validated(TransactionIn, request.data)
-        if dry_run:
-            body = answers.dry_run(self.ledger, posting_request(data))
-            headers = {answers.DRY_RUN_HEADER: "true"}
-            return Response(body, status=status.HTTP_200_OK, headers=headers)
-        outcome = engine.post(self.ledger, posting_request(data, _claim(request, request.data)))
-        return _respond(*answers.posting(outcome))
+        if (request.content_type or "").startswith("application/json"):
+            data = validated(InlineDslIn, request.data)
+            text, body = data.pop("dsl"), request.data
+        else:
+            text = text_body(request)
+            data, body = {}, {"dsl": text}
+        return post_one(self.ledger, request, {**data, "inline": template_from_text(text)}, body)
+
+
+class TransactionInlineJson(ScopedAPIView):
+    """``POST .../transactions/json``: a posting whose template is in the request, as JSON
+    that maps one to one onto the template's syntax tree (``templates_dsl.inline``)."""
+
+    @extend_schema(
+        operation_id="transactions_inline_json",
+        request={"application/json": inline_schema.INLINE_JSON},
+        parameters=POST_PARAMS,
+        responses=POST_RESPONSES,
+    )
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        body = request.data
+        if not isinstance(body, dict):
+            raise LedgerError(ErrorCode.BAD_REQUEST, "The request body must be a JSON object.")
+        options = {k: body[k] for k in ("variables", "parentTransactionId") if k in body}
+        data = validated(InlineJsonIn, options)
+        tree = {k: v for k, v in body.items() if k not in options}
+        return post_one(self.ledger, request, {**data, "inline": template_from_json(tree)}, body)
+
+
+def text_body(request: Request) -> str:
+    """The raw body as template text: UTF-8, bounded, not empty (0049)."""
+    raw = request._request.body
+    if len(raw) > MAX_TEMPLATE_BYTES:
+        raise RequestDataTooBig("The template text is larger than MAX_TEMPLATE_BYTES.")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise LedgerError(ErrorCode.BAD_REQUEST, "The template text must be UTF-8.") from None
+    if not text.strip():
+        raise LedgerError(ErrorCode.EMPTY_DSL, "The template text is empty.")
+    return text
 
 
 def _batch_item(item: Any, ttl: int) -> engine.PostingRequest:
@@ -208,7 +273,7 @@ class AccountScopedView(ScopedAPIView):
 class AccountTransactions(AccountScopedView):
     @extend_schema(parameters=LIST_PARAMS, responses={200: TransactionOut(many=True), **ERRORS})
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        page = KeysetPage(request)
+        page = KeysetPage(request, known=known_filters(TransactionFilter))
         queryset = run_filterset(
             TransactionFilter, selectors.transactions_of_account(self.account()), request
         )

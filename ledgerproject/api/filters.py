@@ -99,11 +99,23 @@ def refuse_nul_characters(request: Request) -> None:
             )
 
 
+COMMON_FILTERS = ("deleted", "metadata")
+
+
+def known_filters(filterset_class: type[django_filters.FilterSet] | None) -> list[str]:
+    """The query parameters a list filters by: its filterset's and the common ones."""
+    names = list(filterset_class.base_filters) if filterset_class is not None else []
+    return names + list(COMMON_FILTERS)
+
+
 def run_filterset(
     filterset_class: type[django_filters.FilterSet] | None,
     queryset: QuerySet[Any],
     request: Request,
+    *,
+    common: bool = True,
 ) -> QuerySet[Any]:
+    """The list's own filters, then (``common``) metadata and ``deleted``."""
     refuse_nul_characters(request)
     if filterset_class is not None:
         filterset = filterset_class(request.query_params, queryset=queryset, request=request)
@@ -115,4 +127,4 @@ def run_filterset(
                 fields=fields,
             )
         queryset = filterset.qs
-    return apply_common_filters(queryset, request)
+    return apply_common_filters(queryset, request) if common else queryset

@@ -8,6 +8,7 @@ import binascii
 import datetime as dt
 import json
 import uuid
+from collections.abc import Iterable
 from typing import Any
 
 from django.db.models import Model, Q, QuerySet
@@ -20,6 +21,7 @@ from ledgerproject.formats import digits_to_int
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
+PAGE_PARAMS = frozenset({"limit", "cursor", "sort_order"})
 PAGE_MAX_BYTES = 4 * 1024 * 1024
 """A page stops before its items would pass this estimate of rendered JSON (always at least
 one item); its ``Link`` then continues after the last item shown, so nothing is skipped."""
@@ -39,6 +41,24 @@ def approx_size(row: Any) -> int:
 
 def _bad(param: str, message: str) -> LedgerError:
     return LedgerError(ErrorCode.INVALID_QUERY_PARAMETER, message, fields={param: message})
+
+
+def refuse_unknown_parameters(request: Request, known: Iterable[str]) -> None:
+    """A list answers 400 0082 to a query parameter it does not know (``page`` above all: a
+    client paging by number would otherwise get page one forever). ``metadata.<key>`` is known
+    wherever ``metadata`` is."""
+    allowed = PAGE_PARAMS | set(known)
+    for name in request.query_params:
+        if name in allowed or (name.startswith("metadata.") and "metadata" in allowed):
+            continue
+        shown = name.replace("\x00", "")[:100]
+        raise _bad(
+            shown,
+            f"Unknown query parameter '{shown}'. Lists are paged with `cursor` (the opaque value "
+            'of the Link rel="next" header) and `limit`; the known parameters here are '
+            + ", ".join(sorted(allowed))
+            + ".",
+        )
 
 
 def encode_cursor(first: Any, pk: uuid.UUID) -> str:
@@ -69,7 +89,15 @@ def decode_cursor(cursor: str, *, timestamped: bool = True) -> tuple[Any, uuid.U
 
 
 class KeysetPage:
-    def __init__(self, request: Request, *, keys: tuple[str, str] = ("created_at", "id")) -> None:
+    def __init__(
+        self,
+        request: Request,
+        *,
+        keys: tuple[str, str] = ("created_at", "id"),
+        known: Iterable[str] = (),
+    ) -> None:
+        """``known``: the list's query parameters besides the paging ones; any other is 0082."""
+        refuse_unknown_parameters(request, known)
         self.request = request
         self.keys = keys
         params = request.query_params

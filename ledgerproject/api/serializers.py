@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar
 
 from rest_framework import serializers
@@ -14,6 +15,8 @@ class InputSerializer(serializers.Serializer):
 
     ``unmodifiable`` names fields that exist on the resource but may not be sent in this body
     (0006), so that a client sending ``legalDocument`` in a PATCH learns why it is refused.
+    A field sent back with the value it has (the context's ``current``: the resource as the
+    API renders it) is no change, so no error: it is dropped, whatever it is.
     """
 
     unmodifiable: ClassVar[frozenset[str]] = frozenset()
@@ -21,6 +24,11 @@ class InputSerializer(serializers.Serializer):
     def to_internal_value(self, data: Any) -> Any:
         if not isinstance(data, dict):
             raise LedgerError(ErrorCode.BAD_REQUEST, "The request body must be a JSON object.")
+        current = self.context.get("current") or {}
+        unchanged = {
+            k for k in data if k in self.unmodifiable and k in current and same(data[k], current[k])
+        }
+        data = {k: v for k, v in data.items() if k not in unchanged}
         locked = sorted(k for k in data if k in self.unmodifiable)
         if locked:
             raise LedgerError(
@@ -36,6 +44,13 @@ class InputSerializer(serializers.Serializer):
                 fields={k: "unexpected field" for k in unknown},
             )
         return super().to_internal_value(data)
+
+
+def same(sent: Any, stored: Any) -> bool:
+    """Equal as JSON (so ``1`` is not ``true``, and key order does not matter)."""
+    return json.dumps(sent, sort_keys=True, default=str) == json.dumps(
+        stored, sort_keys=True, default=str
+    )
 
 
 def validated(serializer_class: type[InputSerializer], data: Any, **kwargs: Any) -> dict[str, Any]:

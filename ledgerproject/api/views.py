@@ -18,7 +18,7 @@ from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
 from ledgerproject.api.authentication import TokenPrincipal, principal_of
-from ledgerproject.api.filters import run_filterset
+from ledgerproject.api.filters import known_filters, run_filterset
 from ledgerproject.api.pagination import KeysetPage
 from ledgerproject.api.serializers import InputSerializer, validated
 from ledgerproject.errors import ErrorCode, LedgerError
@@ -105,12 +105,15 @@ class ResourceView(ScopedAPIView):
     def render(self, obj: Any, **context: Any) -> Any:
         return self.output_serializer(obj, context={"request": self.request, **context}).data
 
-    def input(self, serializer: type[InputSerializer] | None, **kwargs: Any) -> dict[str, Any]:
+    def input(
+        self, serializer: type[InputSerializer] | None, *, current: Any = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        """The validated body; ``current``: the resource as rendered, against which a field
+        that may not change is accepted when it is sent back unchanged."""
         if serializer is None:
             raise LedgerError(ErrorCode.METHOD_NOT_ALLOWED, "This method is not allowed here.")
-        return validated(
-            serializer, self.request.data, context={"request": self.request, "view": self}, **kwargs
-        )
+        context = {"request": self.request, "view": self, "current": current}
+        return validated(serializer, self.request.data, context=context, **kwargs)
 
     # Hooks a subclass fills with calls to its services.
     def perform_create(self, data: dict[str, Any]) -> Any:
@@ -125,7 +128,7 @@ class ResourceView(ScopedAPIView):
 
 class CollectionView(ResourceView):
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        page = KeysetPage(request)
+        page = KeysetPage(request, known=known_filters(self.filterset_class))
         queryset = run_filterset(self.filterset_class, self.get_queryset(), request)
         rows = page.slice(queryset)
         many = self.output_serializer(rows, many=True, context={"request": request})
@@ -143,7 +146,7 @@ class ItemView(ResourceView):
 
     def patch(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         obj = self.get_object()
-        data = self.input(self.update_serializer, partial=True)
+        data = self.input(self.update_serializer, partial=True, current=self.render(obj))
         ensure_not_deleted(obj, self.noun)
         obj = self.perform_update(obj, data)
         return Response(self.render(obj))

@@ -19,8 +19,12 @@ from tests.conftest import assert_error
 PUBLIC = {"SpectacularJSONAPIView", "SpectacularSwaggerView", "UnknownEndpointView"}
 PRINCIPAL_SCOPED = {"OrganizationCollection"}
 # Paths whose object is found otherwise, by design: a transaction locked for an action (the
-# lock is the lookup, scoped to the ledger), a template by its code in the ledger.
-OTHER_LOOKUPS = ("/commit", "/revert", "/cancel", "transaction-types/", "transaction-templates/")
+# lock is the lookup, scoped to the ledger), a template by its code and an account by its alias
+# in the ledger (tests/transactions/test_balances_and_alias.py).
+OTHER_LOOKUPS = (
+    "/commit", "/revert", "/cancel", "transaction-types/", "transaction-templates/",
+    "accounts/alias/",
+)  # fmt: skip
 
 
 KWARG = re.compile(r"<(?:\w+:)?(\w+)>")

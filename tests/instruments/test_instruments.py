@@ -171,7 +171,7 @@ def test_it_updates_name_status_and_metadata(api, ledger_url):
         ("ledgerId", "x"),
         ("createdAt", "2020-01-01T00:00:00+0000"),
         ("updatedAt", "2020-01-01T00:00:00+0000"),
-        ("deletedAt", None),
+        ("deletedAt", "2020-01-01T00:00:00+0000"),  # null is its value: no change
     ],
 )
 def test_it_refuses_to_update_fixed_fields(api, ledger_url, usd, field, value):

@@ -232,7 +232,8 @@ def test_it_refuses_patches_to_missing_products_and_portfolios(api, ledger_url, 
 
 @pytest.mark.parametrize(
     "field",
-    ["alias", "assetCode", "type", "parentAccountId", "balance", "id", "ledgerId", "createdAt"],
+    # alias is editable (tests/organizations/test_account_patch.py)
+    ["assetCode", "type", "parentAccountId", "balance", "id", "ledgerId", "createdAt"],
 )
 def test_it_refuses_to_update_fixed_fields(api, ledger_url, usd, field):
     url = f"{ledger_url}/accounts/{account(api, ledger_url)['id']}"

@@ -16,6 +16,7 @@ RESOURCE_OF_SEGMENT = {
     "organizations": "organization",
     "ledgers": "ledger",
     "accounts": "account",
+    "alias": "alias",
     "portfolios": "portfolio",
     "products": "product",
     "instruments": "instrument",

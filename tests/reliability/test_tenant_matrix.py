@@ -30,6 +30,21 @@ TENANT_APPS = ("organizations", "instruments", "templates_dsl", "transactions")
 
 
 NEW_TEMPLATE = FUND.replace("(code FUND)", "(code INTRUDER)")
+INLINE_TEXT = (
+    "(transaction-template v1 (chart-of-accounts-group-name G) (code INLINE)"
+    " (send BRL 5|2 (source (from @external/BRL :amount BRL 5|2)))"
+    " (distribute (to @alice :amount BRL 5|2)))"
+)
+FIVE = {"terms": [{"literal": 5}], "scale": 2}
+INLINE_JSON = {
+    "chartOfAccountsGroupName": "G",
+    "send": {
+        "asset": "BRL",
+        "amount": FIVE,
+        "source": [{"account": {"alias": "@external/BRL"}, "asset": "BRL", "amount": FIVE}],
+    },
+    "distribute": {"to": [{"account": {"alias": "@alice"}, "asset": "BRL", "amount": FIVE}]},
+}
 
 
 def body_for(path: str, method: str) -> tuple[Any, str | None]:
@@ -43,6 +58,8 @@ def body_for(path: str, method: str) -> tuple[Any, str | None]:
         return text, "text/plain"
     if tail in {"commit", "revert", "cancel"}:
         return None, None
+    if tail == "dsl":
+        return INLINE_TEXT, "text/plain"
     if method == "patch":
         field = {
             "organizations": "legalName",
@@ -76,6 +93,7 @@ def body_for(path: str, method: str) -> tuple[Any, str | None]:
             "variables": {"amount": 5, "account": "@alice"},
         },
         "charts": {"type": "totalAmountByAsset"},
+        "json": INLINE_JSON,
     }
     bodies["batch"] = {"transactions": [bodies["transactions"]] * 2}
     if tail not in bodies:
@@ -127,6 +145,7 @@ def world(book: Book) -> World:
         ),
         "transaction": held.json()["id"],
         "template": "FUND",
+        "alias": "@alice",
     }
     assert HOLD  # the held template is part of the book
     return World(
