@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pycountry
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ledgerproject.api.fields import MetadataField, StatusField, TimestampField
@@ -177,6 +178,19 @@ class AccountBalanceOut(serializers.Serializer):
     available = serializers.IntegerField()
     onHold = serializers.IntegerField(source="on_hold")
     scale = serializers.IntegerField()
+    overdraftLimit = serializers.SerializerMethodField(
+        help_text="How far below zero available may go, at the balance's scale; null: unbounded "
+        "(external accounts)."
+    )
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_overdraftLimit(self, balance: Any) -> int | None:
+        return None if balance.is_external else balance.overdraft_limit
+
+
+class OverdraftLimitIn(InputSerializer):
+    amount = serializers.IntegerField(min_value=0, max_value=10**38 - 1)
+    scale = serializers.IntegerField(min_value=0, max_value=18)
 
 
 class AccountOut(TimestampsOut):
@@ -218,6 +232,7 @@ class AccountEditableIn(InputSerializer):
     allowReceiving = StrictBooleanField(source="allow_receiving", required=False)
     status = StatusField(required=False)
     metadata = MetadataField(required=False)
+    overdraftLimit = OverdraftLimitIn(source="overdraft_limit", required=False)
 
 
 class AccountCreateIn(AccountEditableIn):

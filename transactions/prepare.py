@@ -3,12 +3,15 @@ and the transaction and legs prepared from its template, variables and accounts.
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ledgerproject.errors import LedgerError
+from django.utils import timezone
+
+from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.metadata import validate_metadata
 from organizations.models import Ledger
 from templates_dsl.models import TransactionTemplate
@@ -30,6 +33,7 @@ class PostingRequest:
     description: str | None = None
     pending: bool | None = None
     parent_id: uuid.UUID | None = None
+    expires_at: dt.datetime | None = None
     claim: idempotency.Claim | None = None
     refused: LedgerError | None = None
 
@@ -104,6 +108,7 @@ def prepare(
         )
     pending = plan.pending if request.pending is None else request.pending
     tx = Transaction(
+        expires_at=expiry_of(request, pending=pending),
         organization_id=ledger.organization_id,
         ledger_id=ledger.pk,
         parent_id=request.parent_id,
@@ -121,6 +126,25 @@ def prepare(
         legs=[leg.as_json() for leg in legs],
     )
     return Prepared(tx, legs)
+
+
+def expiry_of(request: PostingRequest, *, pending: bool) -> dt.datetime | None:
+    """``expiresAt``: only on a pending transaction, and in the future."""
+    if request.expires_at is None:
+        return None
+    if not pending:
+        raise LedgerError(
+            ErrorCode.BAD_REQUEST,
+            "expiresAt is only for pending transactions (pending: true).",
+            fields={"expiresAt": "the transaction is not pending"},
+        )
+    if request.expires_at <= timezone.now():
+        raise LedgerError(
+            ErrorCode.BAD_REQUEST,
+            "expiresAt must be in the future.",
+            fields={"expiresAt": "in the past"},
+        )
+    return request.expires_at
 
 
 def opening_steps(tx: Transaction, legs: list[Leg]) -> list[Step]:
