@@ -178,14 +178,11 @@ class AccountBalanceOut(serializers.Serializer):
     available = serializers.IntegerField()
     onHold = serializers.IntegerField(source="on_hold")
     scale = serializers.IntegerField()
-    overdraftLimit = serializers.SerializerMethodField(
-        help_text="How far below zero available may go, at the balance's scale; null: unbounded "
-        "(external accounts)."
-    )
 
-    @extend_schema_field(serializers.IntegerField(allow_null=True))
-    def get_overdraftLimit(self, balance: Any) -> int | None:
-        return None if balance.is_external else balance.overdraft_limit
+
+class OverdraftLimitOut(serializers.Serializer):
+    amount = serializers.IntegerField()
+    scale = serializers.IntegerField()
 
 
 class OverdraftLimitIn(InputSerializer):
@@ -208,8 +205,19 @@ class AccountOut(TimestampsOut):
     allowSending = serializers.BooleanField(source="allow_sending")
     allowReceiving = serializers.BooleanField(source="allow_receiving")
     balance = AccountBalanceOut()
+    overdraftLimit = serializers.SerializerMethodField(
+        help_text="How far below zero the available balance may go, at the balance's scale; "
+        "null for external accounts, which are unbounded."
+    )
     status = StatusField()
     metadata = MetadataField()
+
+    @extend_schema_field(OverdraftLimitOut(allow_null=True))
+    def get_overdraftLimit(self, account: Any) -> dict[str, int] | None:
+        balance = account.balance
+        if balance.is_external:
+            return None
+        return {"amount": balance.overdraft_limit, "scale": balance.scale}
 
 
 class StrictBooleanField(serializers.BooleanField):
