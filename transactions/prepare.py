@@ -108,7 +108,7 @@ def prepare(
         )
     pending = plan.pending if request.pending is None else request.pending
     tx = Transaction(
-        expires_at=expiry_of(request, pending=pending),
+        expires_at=expiry_of(request, plan, pending=pending),
         organization_id=ledger.organization_id,
         ledger_id=ledger.pk,
         parent_id=request.parent_id,
@@ -128,9 +128,12 @@ def prepare(
     return Prepared(tx, legs)
 
 
-def expiry_of(request: PostingRequest, *, pending: bool) -> dt.datetime | None:
-    """``expiresAt``: only on a pending transaction, and in the future."""
+def expiry_of(request: PostingRequest, plan: PostingPlan, *, pending: bool) -> dt.datetime | None:
+    """``expiresAt``: only on a pending transaction, and in the future; else a pending
+    transaction's template's ``(hold-duration)`` from now; else none."""
     if request.expires_at is None:
+        if pending and plan.hold_duration is not None:
+            return timezone.now() + dt.timedelta(seconds=plan.hold_duration)
         return None
     if not pending:
         raise LedgerError(

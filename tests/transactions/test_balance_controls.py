@@ -234,3 +234,25 @@ def test_it_refuses_a_partial_commit_of_a_split_transaction(book):
     body = assert_error(book.api.post(url, {"amount": 500}), 422, "0008")
     assert "ambiguous" in body["description"]
     assert book.api.post(url, {"amount": 1_050}).status_code == 200
+
+
+def test_a_template_hold_duration_sets_the_expiry_of_a_pending_posting(book):
+    book.post_template(
+        PAY.replace("(code PAY)", "(code PAY_HELD) (pending true) (hold-duration 600)")
+    )
+    book.fund("@alice", 1_000)
+    variables = {"amount": 100, "source": "@alice", "destination": "@bob"}
+    before = timezone.now()
+    tx = book.post({"transactionTypeCode": "PAY_HELD", "variables": variables}).json()
+    expires = Transaction.objects.get(pk=tx["id"]).expires_at
+    assert (
+        before + dt.timedelta(seconds=600) <= expires <= timezone.now() + dt.timedelta(seconds=600)
+    )
+    assert tx["expiresAt"] is not None
+    explicit = _future(30)
+    tx = book.post(
+        {"transactionTypeCode": "PAY_HELD", "variables": variables, "expiresAt": explicit}
+    ).json()
+    assert Transaction.objects.get(pk=tx["id"]).expires_at.isoformat()[:19] == explicit[:19]
+    sent = book.post({"transactionTypeCode": "PAY_HELD", "variables": variables, "pending": False})
+    assert sent.json()["expiresAt"] is None
