@@ -32,6 +32,7 @@ from ledgerproject.admin_base import LedgerModelAdmin
 from ledgerproject.db import field_of
 from ledgerproject.errors import LedgerError
 from organizations import contents, services
+from organizations.admin_overdraft import AccountForm
 from organizations.models import Account, ApiToken, Ledger, Organization, Portfolio, Product
 
 RESOURCE_READONLY = ("id", "created_at", "updated_at", "deleted_at")
@@ -158,8 +159,13 @@ def service_form(base: type[forms.ModelForm], update: Any) -> type[forms.ModelFo
             if self.errors or not self.changed_data:
                 return
             model = self._meta.model
-            data = {field_of(model, name).attname: self.cleaned_data[name]
-                    for name in self.changed_data}  # fmt: skip
+            own = {f.name for f in model._meta.concrete_fields}
+            # A form field that is not the model's (the account's overdraft limit) is passed to
+            # the service under its own name.
+            data = {
+                (field_of(model, name).attname if name in own else name): self.cleaned_data[name]
+                for name in self.changed_data
+            }
             current: Any = model._default_manager.get(pk=self.instance.pk)
             try:
                 self.instance = update(current, data)
@@ -334,6 +340,7 @@ class ProductAdmin(ResourceAdmin):
 
 @admin.register(Account)
 class AccountAdmin(ResourceAdmin):
+    form = AccountForm
     list_display = (
         "alias",
         "name",
