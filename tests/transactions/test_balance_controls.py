@@ -256,3 +256,17 @@ def test_a_template_hold_duration_sets_the_expiry_of_a_pending_posting(book):
     assert Transaction.objects.get(pk=tx["id"]).expires_at.isoformat()[:19] == explicit[:19]
     sent = book.post({"transactionTypeCode": "PAY_HELD", "variables": variables, "pending": False})
     assert sent.json()["expiresAt"] is None
+
+
+def test_the_overdraft_chart_sums_what_overdrawn_accounts_owe(book):
+    book.post_template(PAY)
+    book.account("@carol", overdraftLimit={"amount": 10, "scale": 0})
+    book.account("@dave", overdraftLimit={"amount": 10, "scale": 0})
+    book.fund("@alice", 1_000)
+    assert _pay(book, 300, source="@carol").status_code == 201
+    assert _pay(book, 150, source="@dave").status_code == 201
+    chart = book.api.post(f"{book.url}/charts", {"type": "overdraftByAsset"})
+    assert chart.status_code == 200, chart.content
+    assert chart.json()["data"] == [{"metric": "BRL", "count": 450, "scale": 2}]
+    total = book.api.post(f"{book.url}/charts", {"type": "totalAmountByAsset"}).json()["data"]
+    assert total == [{"metric": "BRL", "count": 1_000, "scale": 2}]  # overdrafts net out
