@@ -124,7 +124,7 @@ class BalanceBook:
             raise LedgerError(
                 ErrorCode.ACTION_NOT_PERMITTED, f"The amount on hold in {leg.alias} is too small."
             )
-        if not (in_range(available) and in_range(on_hold)):
+        if not (in_range(available) and in_range(on_hold) and in_range(limit)):
             raise LedgerError(
                 ErrorCode.ACTION_NOT_PERMITTED,
                 f"The balance of {leg.alias} would exceed the largest amount the ledger can hold.",

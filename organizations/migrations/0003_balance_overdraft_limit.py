@@ -5,7 +5,21 @@ import django.db.models.expressions
 import django.db.models.functions.comparison
 import django.db.models.lookups
 import ledgerproject.db
+import django.db.models.deletion
 from django.db import migrations, models
+
+
+class AlterFieldOnSQLite(migrations.AlterField):
+    """SQLite rebuilds the table from Django's state to change a CHECK, which brings back the
+    UNIQUE of the one-to-one account column that transactions/0003 took off (one balance per
+    account is balance_account_uniq, with organization). PostgreSQL rebuilt nothing."""
+
+    def database_forwards(self, app_label, schema_editor, from_state, to_state):
+        if schema_editor.connection.vendor == "sqlite":
+            super().database_forwards(app_label, schema_editor, from_state, to_state)
+
+    def database_backwards(self, app_label, schema_editor, from_state, to_state):
+        pass  # the operations before this one rebuild the table again on the way back
 
 
 class Migration(migrations.Migration):
@@ -31,5 +45,15 @@ class Migration(migrations.Migration):
         migrations.AddConstraint(
             model_name='balance',
             constraint=models.CheckConstraint(condition=models.Q(('overdraft_limit__gte', 0)), name='balance_overdraft_not_negative'),
+        ),
+        # Last: on SQLite the column loses its UNIQUE again (see AlterFieldOnSQLite).
+        migrations.SeparateDatabaseAndState(
+            database_operations=[
+                AlterFieldOnSQLite(
+                    model_name='balance',
+                    name='account',
+                    field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='balance', to='organizations.account'),
+                ),
+            ],
         ),
     ]
