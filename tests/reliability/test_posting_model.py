@@ -615,6 +615,8 @@ class PostingMachine(RuleBasedStateMachine):
             seen[row.account.alias] = (row.available * unit, row.on_hold * unit, row.scale)
             if not row.is_external:
                 assert row.available >= -row.overdraft_limit, row.account.alias
+                if row.available < 0:
+                    tally("steps with an overdrawn account")
                 assert row.on_hold >= 0 and row.overdraft_limit >= 0, row.account.alias
         expected = {a: (m.available, m.on_hold, m.scale) for a, m in self.model.accounts.items()}
         assert seen == expected
