@@ -40,7 +40,7 @@ def check_not_expired(tx: Transaction, now: dt.datetime) -> None:
         raise LedgerError(
             ErrorCode.INVALID_TRANSACTION_STATUS,
             f"The hold of this transaction expired at {render_timestamp(tx.expires_at)}; it "
-            "can no longer be committed and is being canceled.",
+            "can no longer be committed (expire_holds cancels it, or cancel it now).",
         )
 
 
