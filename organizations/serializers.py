@@ -8,7 +8,8 @@ import pycountry
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from ledgerproject.api.fields import MetadataField, StatusField, TimestampField
+from ledgerproject.amounts import MAX_AMOUNT
+from ledgerproject.api.fields import MetadataField, StatusField, StrictIntegerField, TimestampField
 from ledgerproject.api.serializers import InputSerializer
 from ledgerproject.errors import ErrorCode, LedgerError
 
@@ -186,8 +187,8 @@ class OverdraftLimitOut(serializers.Serializer):
 
 
 class OverdraftLimitIn(InputSerializer):
-    amount = serializers.IntegerField(min_value=0, max_value=10**38 - 1)
-    scale = serializers.IntegerField(min_value=0, max_value=18)
+    amount = StrictIntegerField(min_value=0, max_value=MAX_AMOUNT)
+    scale = StrictIntegerField(min_value=0, max_value=18)
 
 
 class AccountOut(TimestampsOut):

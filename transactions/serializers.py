@@ -7,7 +7,8 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from ledgerproject.api.fields import MetadataField, TimestampField
+from ledgerproject.amounts import MAX_AMOUNT
+from ledgerproject.api.fields import MetadataField, StrictIntegerField, TimestampField
 from ledgerproject.api.schema import ErrorSerializer
 from ledgerproject.api.serializers import InputSerializer
 from ledgerproject.errors import ErrorCode, LedgerError
@@ -66,8 +67,8 @@ class CommitIn(InputSerializer):
     """The optional body of a commit: settle only ``amount`` (at ``scale``, by default the
     transaction's) and release the rest of the hold."""
 
-    amount = serializers.IntegerField(min_value=1, max_value=10**38 - 1, required=False)
-    scale = serializers.IntegerField(min_value=0, max_value=18, required=False)
+    amount = StrictIntegerField(min_value=1, max_value=MAX_AMOUNT, required=False)
+    scale = StrictIntegerField(min_value=0, max_value=18, required=False)
 
 
 class TransactionBatchItemIn(TransactionIn):
