@@ -100,6 +100,7 @@ def test_it_refuses_bad_limits(book):
     assert_error(api_patch(book, url, {"amount": -1, "scale": 2}), 400, "0047")
     assert_error(api_patch(book, url, {"amount": 1, "scale": 19}), 400, "0047")
     assert_error(api_patch(book, url, {"amount": 1}), 400, "0047")
+    assert_error(api_patch(book, url, {"amount": "1", "scale": 0}), 400, "0047")
     external = book.api.get(f"{book.url}/accounts", {"alias": "@external/BRL"}).json()[0]
     assert external["overdraftLimit"] is None
     response = api_patch(book, f"{book.url}/accounts/{external['id']}", {"amount": 1, "scale": 0})
@@ -222,6 +223,8 @@ def test_it_takes_a_partial_amount_at_another_scale_exactly(book):
     assert_error(book.api.post(url, {"amount": 801}), 422, "0008")
     assert_error(book.api.post(url, {"amount": 0}), 400, "0047")
     assert_error(book.api.post(url, {"scale": 2}), 400, "0009")
+    assert_error(book.api.post(url, {"amount": "300"}), 400, "0047")
+    assert_error(book.api.post(url, {"amount": 300, "extra": 1}), 400, "0053")
     response = book.api.post(url, {"amount": 3, "scale": 0})
     assert response.status_code == 200, response.content
     assert response.json()["amount"] == {"amount": 300, "scale": 2}
