@@ -15,6 +15,11 @@ MAX_DIGITS = 38
 MAX_AMOUNT = 10**MAX_DIGITS - 1
 
 
+def rescale(value: int, from_scale: int, to_scale: int) -> int:
+    """``value`` at ``from_scale`` written at ``to_scale`` (never smaller: no rounding)."""
+    return value * 10 ** (to_scale - from_scale)
+
+
 def in_range(value: int) -> bool:
     return -MAX_AMOUNT <= value <= MAX_AMOUNT
 

@@ -25,6 +25,7 @@ from django.utils.safestring import SafeString
 from ledgerproject.admin_base import LedgerModelAdmin
 from ledgerproject.amounts import format_amount
 from organizations import contents, services
+from organizations.admin_overdraft import AccountForm
 from organizations.admin_tools import (  # noqa: F401 - re-exported for the other apps' admins
     RESOURCE_READONLY,
     DeletedFilter,
@@ -203,6 +204,7 @@ class ProductAdmin(ResourceAdmin):
 
 @admin.register(Account)
 class AccountAdmin(ResourceAdmin):
+    form = AccountForm
     list_display = (
         "alias",
         "name",

@@ -197,8 +197,13 @@ def service_form(
             if self.errors or not self.changed_data:
                 return
             model = self._meta.model
-            data = {field_of(model, name).attname: self.cleaned_data[name]
-                    for name in self.changed_data}  # fmt: skip
+            own = {f.name for f in model._meta.concrete_fields}
+            # A form field that is not the model's (the account's overdraft limit) is passed to
+            # the service under its own name.
+            data = {
+                (field_of(model, name).attname if name in own else name): self.cleaned_data[name]
+                for name in self.changed_data
+            }
             current: Any = model._default_manager.get(pk=self.instance.pk)
             self._write(lambda: write(current, data))
 

@@ -24,6 +24,7 @@ from organizations.models import (
     Portfolio,
     Product,
 )
+from organizations.overdraft import overdraft_set
 
 
 def _soft_delete(obj: Any) -> None:
@@ -257,6 +258,7 @@ def account_create(
     status_code: str = "ACTIVE",
     status_description: str | None = None,
     metadata: dict[str, Any] | None = None,
+    overdraft_limit: dict[str, int] | None = None,
 ) -> Account:
     if type == Account.EXTERNAL or (alias or "").startswith(Account.EXTERNAL_PREFIX):
         raise _refuse_external("they cannot be created through the API")
@@ -294,6 +296,12 @@ def account_create(
         _lock_asset_active(ledger.pk, asset_code)
         with unique_among_active(same_alias, _alias_conflict(account.alias)):
             _account_insert(account)
+        if overdraft_limit:
+            account.balance = overdraft_set(
+                account=account,
+                amount=overdraft_limit.get("amount"),
+                scale=overdraft_limit.get("scale"),
+            )
     return account
 
 
@@ -304,6 +312,8 @@ def account_update(*, account: Account, data: dict[str, Any]) -> Account:
         _active_portfolio(account.ledger_id, data["portfolio_id"])
     if data.get("product_id") is not None:
         _active_product(account.ledger_id, data["product_id"])
+    data = dict(data)
+    limit = data.pop("overdraft_limit", None)
     alias: str = data.get("alias") or account.alias
     if alias == account.alias:
         data = {k: v for k, v in data.items() if k != "alias"}
@@ -317,6 +327,10 @@ def account_update(*, account: Account, data: dict[str, Any]) -> Account:
                 account.save()
         else:
             account.save()
+        if limit is not None:
+            account.balance = overdraft_set(
+                account=account, amount=limit.get("amount"), scale=limit.get("scale")
+            )
     return account
 
 

@@ -4,7 +4,9 @@ and the API tokens that reach them."""
 from __future__ import annotations
 
 from django.db import models
-from django.db.models import Q
+from django.db.models import Q, Value
+from django.db.models.functions import Cast
+from django.db.models.lookups import GreaterThanOrEqual
 
 from ledgerproject.db import AmountField, ResourceModel, TimestampedModel, new_id
 
@@ -160,6 +162,14 @@ class ApiToken(TimestampedModel):
         return self.name
 
 
+def within_overdraft() -> GreaterThanOrEqual:
+    """``available + overdraft_limit >= 0``, both at the balance's scale: exact on PostgreSQL
+    (``numeric(38, 0)``). On SQLite, which stores these columns as text, the sum is computed on
+    the cast numbers (exact within 64-bit integers)."""
+    number = models.DecimalField(max_digits=38, decimal_places=0)
+    return GreaterThanOrEqual(Cast("available", number) + Cast("overdraft_limit", number), Value(0))
+
+
 class Balance(models.Model):
     """The running balance of one account. ``version`` counts the operations written to it."""
 
@@ -175,6 +185,9 @@ class Balance(models.Model):
     available = AmountField(default=0)
     on_hold = AmountField(default=0)
     scale = models.PositiveSmallIntegerField(default=0)
+    # How far below zero ``available`` may go, at the balance's own ``scale`` (rescaled with it),
+    # so that the check below compares two integers of one scale: exact. Ignored for externals.
+    overdraft_limit = AmountField(default=0)
     version = models.BigIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -182,8 +195,11 @@ class Balance(models.Model):
         ordering = ["id"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(is_external=True) | Q(available__gte=0),
-                name="balance_available_not_negative",
+                condition=Q(is_external=True) | Q(within_overdraft()),
+                name="balance_available_within_overdraft",
+            ),
+            models.CheckConstraint(
+                condition=Q(overdraft_limit__gte=0), name="balance_overdraft_not_negative"
             ),
             models.CheckConstraint(
                 condition=Q(on_hold__gte=0), name="balance_on_hold_not_negative"

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pycountry
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from ledgerproject.api.fields import MetadataField, StatusField, TimestampField
+from ledgerproject.amounts import MAX_AMOUNT
+from ledgerproject.api.fields import MetadataField, StatusField, StrictIntegerField, TimestampField
 from ledgerproject.api.serializers import InputSerializer
 from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.models import Account
@@ -180,6 +182,16 @@ class AccountBalanceOut(serializers.Serializer):
     scale = serializers.IntegerField()
 
 
+class OverdraftLimitOut(serializers.Serializer):
+    amount = serializers.IntegerField()
+    scale = serializers.IntegerField()
+
+
+class OverdraftLimitIn(InputSerializer):
+    amount = StrictIntegerField(min_value=0, max_value=MAX_AMOUNT)
+    scale = StrictIntegerField(min_value=0, max_value=18)
+
+
 class AccountOut(TimestampsOut):
     id = serializers.UUIDField()
     organizationId = serializers.UUIDField(source="organization_id")
@@ -195,8 +207,19 @@ class AccountOut(TimestampsOut):
     allowSending = serializers.BooleanField(source="allow_sending")
     allowReceiving = serializers.BooleanField(source="allow_receiving")
     balance = AccountBalanceOut()
+    overdraftLimit = serializers.SerializerMethodField(
+        help_text="How far below zero the available balance may go, at the balance's scale; "
+        "null for external accounts, which are unbounded."
+    )
     status = StatusField()
     metadata = MetadataField()
+
+    @extend_schema_field(OverdraftLimitOut(allow_null=True))
+    def get_overdraftLimit(self, account: Any) -> dict[str, int] | None:
+        balance = account.balance
+        if balance.is_external:
+            return None
+        return {"amount": balance.overdraft_limit, "scale": balance.scale}
 
 
 class StrictBooleanField(serializers.BooleanField):
@@ -219,6 +242,7 @@ class AccountEditableIn(InputSerializer):
     allowReceiving = StrictBooleanField(source="allow_receiving", required=False)
     status = StatusField(required=False)
     metadata = MetadataField(required=False)
+    overdraftLimit = OverdraftLimitIn(source="overdraft_limit", required=False)
 
 
 class AccountCreateIn(AccountEditableIn):

@@ -118,6 +118,7 @@ class Template:
     code: str
     description: str | None = None
     pending: bool | None = None
+    hold_duration: int | None = None  # seconds a pending posting's hold lasts by default
     metadata: tuple[tuple[str, MetadataValue], ...] = ()
     send: Send
     distribute: Distribute

@@ -22,6 +22,8 @@ def format_template(t: ast.Template) -> str:
         children.append(f"(description {quote(t.description)})")
     if t.pending is not None:
         children.append(f"(pending {'true' if t.pending else 'false'})")
+    if t.hold_duration is not None:
+        children.append(f"(hold-duration {t.hold_duration})")
     children.append(_send(t.send))
     children.append(_distribute(t.distribute))
     return _render((f"(transaction-template {t.version}", children), 0) + "\n"

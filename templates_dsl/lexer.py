@@ -51,6 +51,7 @@ class TemplateLexer(Lexer):
         CODE,
         DESCRIPTION,
         PENDING,
+        HOLD_DURATION,
         SEND,
         SOURCE,
         FROM,
@@ -80,6 +81,7 @@ class TemplateLexer(Lexer):
     NAME["code"] = CODE
     NAME["description"] = DESCRIPTION
     NAME["pending"] = PENDING
+    NAME["hold-duration"] = HOLD_DURATION
     NAME["send"] = SEND
     NAME["source"] = SOURCE
     NAME["from"] = FROM

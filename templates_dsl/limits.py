@@ -17,3 +17,6 @@ MAX_VARIABLES = 200
 
 MAX_LEGS = 200
 """``from`` and ``to`` entries of a template, the remaining destination included."""
+
+MAX_HOLD_SECONDS = 31_622_400
+"""A template's ``(hold-duration <seconds>)``: at most 366 days."""

@@ -7,7 +7,7 @@ from typing import Any
 
 from sly import Parser
 
-from templates_dsl import ast
+from templates_dsl import ast, limits
 from templates_dsl.errors import TemplateError, empty_template_error, position
 from templates_dsl.lexer import Lexeme, TemplateLexer, tokenize
 
@@ -20,6 +20,7 @@ _KEYWORDS = {
     "CODE": "code",
     "DESCRIPTION": "description",
     "PENDING": "pending",
+    "HOLD_DURATION": "hold-duration",
     "SEND": "send",
     "SOURCE": "source",
     "FROM": "from",
@@ -54,6 +55,7 @@ _ELEMENTS = {
     "code": ("(code ...)", True),
     "description": ("(description ...)", False),
     "pending": ("(pending ...)", False),
+    "hold_duration": ("(hold-duration ...)", False),
     "send": ("(send ...)", True),
     "distribute": ("(distribute ...)", True),
 }
@@ -145,12 +147,14 @@ class TemplateParser(Parser):
         description = elements.get("description")
         metadata = elements.get("metadata")
         pending = elements.get("pending")
+        hold = elements.get("hold_duration")
         return ast.Template(
             version="v1",
             group_name=elements["group_name"][1],
             code=elements["code"][1],
             description=description[1] if description else None,
             pending=pending[1] if pending else None,
+            hold_duration=hold[1] if hold else None,
             metadata=tuple((key, value) for key, value, _ in metadata[1]) if metadata else (),
             metadata_spans=tuple(span for _, _, span in metadata[1]) if metadata else (),
             send=elements["send"][1],
@@ -191,6 +195,17 @@ class TemplateParser(Parser):
     @_("LPAREN PENDING TRUE RPAREN", "LPAREN PENDING FALSE RPAREN")
     def element(self, p: Any) -> tuple[str, ast.Span, Any]:
         return "pending", p.LPAREN.span, p[2].text == "true"
+
+    @_("LPAREN HOLD_DURATION INTEGER RPAREN")
+    def element(self, p: Any) -> tuple[str, ast.Span, Any]:
+        lexeme: Lexeme = p.INTEGER
+        seconds = _integer(lexeme, "hold-duration")
+        if not 1 <= seconds <= limits.MAX_HOLD_SECONDS:
+            raise TemplateError.at(
+                lexeme.span,
+                f"hold-duration must be from 1 to {limits.MAX_HOLD_SECONDS} seconds (366 days)",
+            )
+        return "hold_duration", p.LPAREN.span, seconds
 
     @_("LPAREN SEND name amount LPAREN SOURCE froms RPAREN RPAREN")
     def element(self, p: Any) -> tuple[str, ast.Span, Any]:

@@ -39,6 +39,7 @@ class PostingPlan:
     metadata: dict[str, ast.MetadataValue]
     group_name: str
     legs: tuple[Leg, ...]
+    hold_duration: int | None = None  # seconds; a pending posting's default expiry
 
 
 def plan_posting(template: ast.Template, variables: Mapping[str, object]) -> PostingPlan:
@@ -98,6 +99,7 @@ def plan_posting(template: ast.Template, variables: Mapping[str, object]) -> Pos
         total=total,
         description=substitute(description) if description is not None else None,
         pending=bool(template.pending),
+        hold_duration=template.hold_duration,
         metadata=dict(template.metadata),
         group_name=template.group_name,
         legs=tuple(legs),

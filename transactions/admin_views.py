@@ -115,6 +115,9 @@ def _charts(ledger: Ledger, days: int) -> dict[str, Any]:
     by_asset = selectors.chart_compute(ledger=ledger, chart_type="totalAmountByAsset", limit=10)[
         "data"
     ]
+    overdrawn = selectors.chart_compute(ledger=ledger, chart_type="overdraftByAsset", limit=10)[
+        "data"
+    ]
     return {
         "per_day": vertical_bars(
             per_day, title="SENT transactions per day", tick=lambda label: label[5:]
@@ -129,20 +132,25 @@ def _charts(ledger: Ledger, days: int) -> dict[str, Any]:
             ],
             title="Transactions by status",
         ),
-        "by_asset": horizontal_bars(
-            [
-                Bar(
-                    item["metric"],
-                    item["count"] / 10 ** item["scale"],
-                    f"{format_amount(item['count'], item['scale'])} {item['metric']}",
-                )
-                for item in by_asset
-            ],
-            title="Amount by asset",
-        ),
+        "by_asset": _asset_bars(by_asset, "Amount by asset"),
+        "overdraft_by_asset": _asset_bars(overdrawn, "Overdrafts by asset"),
         "start": start,
         "end": end,
     }
+
+
+def _asset_bars(items: list[dict[str, Any]], title: str) -> Any:
+    return horizontal_bars(
+        [
+            Bar(
+                item["metric"],
+                item["count"] / 10 ** item["scale"],
+                f"{format_amount(item['count'], item['scale'])} {item['metric']}",
+            )
+            for item in items
+        ],
+        title=title,
+    )
 
 
 def ledger_dashboard(request: HttpRequest, object_id: str, *, model_admin: Any) -> HttpResponse:

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 
-from ledgerproject.amounts import format_amount
+from ledgerproject.amounts import format_amount, rescale
 from ledgerproject.db import grouped_sums
-from organizations.models import Balance, Ledger
+from organizations.models import Balance, Ledger, within_overdraft
 from transactions.models import Operation, Transaction
 from transactions.money import combine_scales
 
@@ -48,13 +48,26 @@ def check_sums_to_zero(ledger: Ledger) -> list[str]:
 
 
 def check_no_negative_balance(ledger: Ledger) -> list[str]:
+    """No balance below minus its overdraft limit (external accounts excepted), no negative
+    limit, nothing negative on hold."""
     bad = Balance.objects.filter(ledger_id=ledger.pk).filter(
-        Q(is_external=False, available__lt=0) | Q(on_hold__lt=0)
+        (Q(is_external=False) & ~Q(within_overdraft()))
+        | Q(on_hold__lt=0)
+        | Q(overdraft_limit__lt=0)
     )
     return [
-        f"{b.account.alias}: negative balance (available {b.available}, onHold {b.on_hold})"
+        f"{b.account.alias}: balance below its limit (available {b.available}, onHold "
+        f"{b.on_hold}, overdraft limit {b.overdraft_limit}, scale {b.scale})"
         for b in bad.select_related("account")
     ]
+
+
+def _same(one: tuple[int, int, int], other: tuple[int, int, int]) -> bool:
+    """Two (available, onHold, scale) states of equal value: setting an overdraft limit may
+    raise a balance's scale (an exact rescaling) between two operations."""
+    top = max(one[2], other[2])
+    return all(rescale(a, one[2], top) == rescale(b, other[2], top) for a, b in
+               zip(one[:2], other[:2], strict=True))  # fmt: skip
 
 
 def check_statements_replay(ledger: Ledger) -> list[str]:
@@ -85,13 +98,13 @@ def check_statements_replay(ledger: Ledger) -> list[str]:
         count, previous = ends.get(account_id, (0, (0, 0, 0)))
         if version != count + 1:
             problems.append(f"{alias}: operation version {version} follows {count}")
-        if tuple(states[:3]) != previous:
+        if not _same(tuple(states[:3]), previous):
             problems.append(f"{alias}: operation {version} does not start where the last ended")
         ends[account_id] = (version, (states[3], states[4], states[5]))
     for account_id, balance in balances.items():
         count, state = ends.get(account_id, (0, (0, 0, 0)))
         actual = (balance.available, balance.on_hold, balance.scale)
-        if balance.version != count or state != actual:
+        if balance.version != count or not _same(state, actual):
             problems.append(
                 f"{balance.account.alias}: statement ({count} operations) ends at {state}, "
                 f"balance is {actual} at version {balance.version}"
@@ -137,7 +150,7 @@ def check_transactions_balance(ledger: Ledger) -> list[str]:
             problems.append(f"transaction {pk}: moved {debits}, amount is {amount}")
         if status == Transaction.PRE_APPROVED and (held != amount or settled or debits):
             problems.append(f"transaction {pk}: PRE_APPROVED but holds {held} of {amount}")
-        if held and status == Transaction.SENT and settled != held:
+        if held and status == Transaction.SENT and settled + released != held:
             problems.append(f"transaction {pk}: committed with {settled} of {held} settled")
         if status == Transaction.CREATED:
             problems.append(f"transaction {pk}: left in CREATED")
@@ -162,7 +175,7 @@ SUMMED = ("debits", "credits", "HOLD", "SETTLE", "RELEASE")
 
 CHECKS: list[tuple[str, Callable[[Ledger], list[str]]]] = [
     ("balances sum to zero per asset", check_sums_to_zero),
-    ("no negative balance outside external accounts", check_no_negative_balance),
+    ("no balance below minus its overdraft limit (externals excepted)", check_no_negative_balance),
     ("statements replay to balances", check_statements_replay),
     ("every transaction's debits equal its credits; states agree", check_transactions_balance),
     ("reversals point at revertible transactions", check_reversals),

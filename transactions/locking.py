@@ -33,16 +33,21 @@ def lock_balances(account_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, Balance]:
     return {row.account_id: row for row in rows}
 
 
-def lock_transaction(*, ledger_id: uuid.UUID, transaction_id: uuid.UUID) -> Transaction:
+def lock_transaction(
+    *, ledger_id: uuid.UUID, transaction_id: uuid.UUID, skip_locked: bool = False
+) -> Transaction | None:
     """Lock a transaction for commit, revert or cancel: those exclude each other. The lock is
     ``FOR NO KEY UPDATE``, so a posting naming this transaction as its parent (whose foreign
     key check takes ``FOR KEY SHARE`` at COMMIT, after its balance locks) never waits on it,
-    and the two cannot deadlock."""
+    and the two cannot deadlock. ``skip_locked`` (the expiry worker): None if another session
+    holds the row, rather than waiting for it."""
     row = (
         Transaction.objects.filter(pk=transaction_id, ledger_id=ledger_id)
-        .select_for_update(no_key=True, of=("self",))
+        .select_for_update(no_key=True, of=("self",), skip_locked=skip_locked)
         .first()
     )
+    if row is None and skip_locked:
+        return None
     if row is None:
         raise LedgerError(ErrorCode.NOT_FOUND, "The transaction was not found.")
     return row

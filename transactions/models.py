@@ -44,6 +44,8 @@ class Transaction(TimestampedModel):
     # The planned legs (account id, alias, direction, amount, description, chart of accounts):
     # what commit settles and what a revert mirrors.
     legs = models.JSONField(default=list)
+    # A pending transaction past this instant is canceled (``states.expire``); commit refuses it.
+    expires_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.type} {self.pk}"
@@ -67,6 +69,11 @@ class Transaction(TimestampedModel):
             models.Index(fields=["ledger", "type"], name="tx_ledger_type_idx"),
             models.Index(fields=["ledger", "asset_code"], name="tx_ledger_asset_idx"),
             models.Index(fields=["organization"], name="tx_org_idx"),
+            models.Index(
+                fields=["expires_at"],
+                condition=Q(status="PRE_APPROVED", expires_at__isnull=False),
+                name="tx_pending_expiry_idx",
+            ),
         ]
 
     @property

@@ -13,17 +13,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ledgerproject.amounts import format_amount, in_range
+from ledgerproject.amounts import format_amount, in_range, rescale
 from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.models import Balance
 from transactions.models import Operation, Transaction
 
 DEBIT, CREDIT = Operation.DEBIT, Operation.CREDIT
-
-
-def rescale(value: int, from_scale: int, to_scale: int) -> int:
-    """``value`` at ``from_scale`` written at ``to_scale`` (never smaller: no rounding)."""
-    return value * 10 ** (to_scale - from_scale)
 
 
 def combine_scales(parts: Iterable[tuple[str, int, int]]) -> dict[str, tuple[int, int]]:
@@ -103,6 +98,7 @@ class BalanceBook:
         scale = max(balance.scale, tx.scale)
         available = rescale(balance.available, balance.scale, scale)
         on_hold = rescale(balance.on_hold, balance.scale, scale)
+        limit = rescale(balance.overdraft_limit, balance.scale, scale)
         amount = rescale(leg.amount, tx.scale, scale)
         if effect == Operation.POST:
             available += -amount if leg.direction == DEBIT else amount
@@ -112,23 +108,29 @@ class BalanceBook:
             on_hold -= amount
         elif effect == Operation.RELEASE:
             available, on_hold = available + amount, on_hold - amount
-        if available < 0 and not balance.is_external:
+        if available < -limit and not balance.is_external:
+            overdraft = (
+                f" (with an overdraft of up to {format_amount(limit, scale, tx.asset_code)})"
+                if limit
+                else ""
+            )
             raise LedgerError(
                 ErrorCode.INSUFFICIENT_FUNDS,
                 f"Insufficient funds in {leg.alias}: available "
-                f"{format_amount(balance.available, balance.scale, tx.asset_code)} is less than "
-                f"{format_amount(leg.amount, tx.scale, tx.asset_code)}.",
+                f"{format_amount(balance.available, balance.scale, tx.asset_code)}{overdraft} "
+                f"is less than {format_amount(leg.amount, tx.scale, tx.asset_code)}.",
             )
         if on_hold < 0:
             raise LedgerError(
                 ErrorCode.ACTION_NOT_PERMITTED, f"The amount on hold in {leg.alias} is too small."
             )
-        if not (in_range(available) and in_range(on_hold)):
+        if not (in_range(available) and in_range(on_hold) and in_range(limit)):
             raise LedgerError(
                 ErrorCode.ACTION_NOT_PERMITTED,
                 f"The balance of {leg.alias} would exceed the largest amount the ledger can hold.",
             )
         balance.available, balance.on_hold, balance.scale = available, on_hold, scale
+        balance.overdraft_limit = limit
         balance.version += 1
         balance.updated_at = self.now
         return Operation(
@@ -167,12 +169,14 @@ class BalanceBook:
             raise
 
 
-_State = tuple[int, int, int, int, dt.datetime]
+_STATE = ("available", "on_hold", "scale", "overdraft_limit", "version", "updated_at")
+_State = tuple[Any, ...]
 
 
 def _state(balance: Balance) -> _State:
-    return (balance.available, balance.on_hold, balance.scale, balance.version, balance.updated_at)
+    return tuple(getattr(balance, name) for name in _STATE)
 
 
 def _restore(balance: Balance, state: _State) -> None:
-    (balance.available, balance.on_hold, balance.scale, balance.version, balance.updated_at) = state
+    for name, value in zip(_STATE, state, strict=True):
+        setattr(balance, name, value)

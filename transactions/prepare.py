@@ -3,12 +3,15 @@ and the transaction and legs prepared from its template, variables and accounts.
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ledgerproject.errors import LedgerError
+from django.utils import timezone
+
+from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.metadata import validate_metadata
 from organizations.models import Ledger
 from templates_dsl.ast import Template
@@ -32,6 +35,7 @@ class PostingRequest:
     description: str | None = None
     pending: bool | None = None
     parent_id: uuid.UUID | None = None
+    expires_at: dt.datetime | None = None
     claim: idempotency.Claim | None = None
     refused: LedgerError | None = None
     inline: Template | None = None
@@ -108,6 +112,7 @@ def prepare(
         )
     pending = plan.pending if request.pending is None else request.pending
     tx = Transaction(
+        expires_at=expiry_of(request, plan, pending=pending),
         organization_id=ledger.organization_id,
         ledger_id=ledger.pk,
         parent_id=request.parent_id,
@@ -125,6 +130,28 @@ def prepare(
         legs=[leg.as_json() for leg in legs],
     )
     return Prepared(tx, legs)
+
+
+def expiry_of(request: PostingRequest, plan: PostingPlan, *, pending: bool) -> dt.datetime | None:
+    """``expiresAt``: only on a pending transaction, and in the future; else a pending
+    transaction's template's ``(hold-duration)`` from now; else none."""
+    if request.expires_at is None:
+        if pending and plan.hold_duration is not None:
+            return timezone.now() + dt.timedelta(seconds=plan.hold_duration)
+        return None
+    if not pending:
+        raise LedgerError(
+            ErrorCode.BAD_REQUEST,
+            "expiresAt is only for pending transactions (pending: true).",
+            fields={"expiresAt": "the transaction is not pending"},
+        )
+    if request.expires_at <= timezone.now():
+        raise LedgerError(
+            ErrorCode.BAD_REQUEST,
+            "expiresAt must be in the future.",
+            fields={"expiresAt": "in the past"},
+        )
+    return request.expires_at
 
 
 def opening_steps(tx: Transaction, legs: list[Leg]) -> list[Step]:

@@ -15,7 +15,12 @@ from organizations.models import Account, Balance, Ledger
 from transactions.models import Operation, Transaction
 from transactions.money import combine_scales, rescale
 
-CHART_TYPES = ("totalTransactions", "transactionsByStatus", "totalAmountByAsset")
+CHART_TYPES = (
+    "totalTransactions",
+    "transactionsByStatus",
+    "totalAmountByAsset",
+    "overdraftByAsset",
+)
 CHART_ALIASES = {"totalAmountByInstrument": "totalAmountByAsset"}
 
 
@@ -72,12 +77,12 @@ def chart_compute(
             f"Unknown chart type '{chart_type}'; use one of {', '.join(CHART_TYPES)}.",
             fields={"type": "unknown chart type"},
         )
-    if chart_type == "totalAmountByAsset":
+    if chart_type in ("totalAmountByAsset", "overdraftByAsset"):
         return {
             "type": chart_type,
             "startDate": None,
             "endDate": None,
-            "data": _amount_by_asset(ledger, limit),
+            "data": _amount_by_asset(ledger, limit, overdrawn=chart_type == "overdraftByAsset"),
         }
     start_date, end_date = _date(start, "startDate"), _date(end, "endDate")
     if end_date < start_date:
@@ -101,14 +106,19 @@ def chart_compute(
     }
 
 
-def _amount_by_asset(ledger: Ledger, limit: int) -> list[dict[str, Any]]:
+def _amount_by_asset(ledger: Ledger, limit: int, *, overdrawn: bool) -> list[dict[str, Any]]:
     """available + onHold per asset over active non-external accounts, exact at each asset's
-    largest balance scale; largest first."""
+    largest balance scale; largest first. ``overdrawn``: instead, how much the overdrawn
+    accounts owe (minus their negative available), per asset."""
     active = Balance.objects.filter(
         ledger_id=ledger.pk, is_external=False, account__deleted_at__isnull=True
     )
-    sums = grouped_sums(active, ("asset_code", "scale"), ("available", "on_hold"))
-    totals = combine_scales((code, scale, total) for (code, scale), total in sums.items())
+    if overdrawn:
+        active = active.filter(available__lt=0)
+    columns = ("available",) if overdrawn else ("available", "on_hold")
+    sign = -1 if overdrawn else 1
+    sums = grouped_sums(active, ("asset_code", "scale"), columns)
+    totals = combine_scales((code, scale, sign * total) for (code, scale), total in sums.items())
     items: list[dict[str, Any]] = [
         {"metric": code, "count": total, "scale": scale} for code, (total, scale) in totals.items()
     ]

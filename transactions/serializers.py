@@ -7,7 +7,8 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from ledgerproject.api.fields import MetadataField, TimestampField
+from ledgerproject.amounts import MAX_AMOUNT
+from ledgerproject.api.fields import MetadataField, StrictIntegerField, TimestampField
 from ledgerproject.api.schema import ErrorSerializer
 from ledgerproject.api.serializers import InputSerializer
 from ledgerproject.errors import ErrorCode, LedgerError
@@ -54,6 +55,21 @@ class TransactionIn(InputSerializer):
         max_length=2000, required=False, allow_null=True, allow_blank=True
     )
     pending = StrictBooleanField(required=False, allow_null=True, default=None)
+    expiresAt = serializers.DateTimeField(
+        source="expires_at",
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="A pending transaction still pending at this instant is canceled.",
+    )
+
+
+class CommitIn(InputSerializer):
+    """The optional body of a commit: settle only ``amount`` (at ``scale``, by default the
+    transaction's) and release the rest of the hold."""
+
+    amount = StrictIntegerField(min_value=1, max_value=MAX_AMOUNT, required=False)
+    scale = StrictIntegerField(min_value=0, max_value=18, required=False)
 
 
 class InlineOptionsIn(InputSerializer):
@@ -159,6 +175,11 @@ class OperationOut(serializers.Serializer):
     organizationId = serializers.UUIDField(source="organization_id")
     description = serializers.CharField()
     type = serializers.ChoiceField(choices=["DEBIT", "CREDIT"])
+    effect = serializers.ChoiceField(
+        choices=["POST", "HOLD", "SETTLE", "RELEASE"],
+        help_text="What the operation did to the balance: moved available, put it on hold, "
+        "settled a hold, or released a hold back to available.",
+    )
     assetCode = serializers.CharField(source="asset_code")
     chartOfAccounts = serializers.CharField(source="chart_of_accounts")
     amount = AmountField()
@@ -194,6 +215,7 @@ class TransactionOut(serializers.Serializer):
     destination = serializers.ListField(child=serializers.CharField())
     metadata = MetadataField()
     operations = OperationOut(many=True, source="operations.all")
+    expiresAt = TimestampField(source="expires_at", allow_null=True)
     createdAt = TimestampField(source="created_at")
     updatedAt = TimestampField(source="updated_at")
 
@@ -267,6 +289,7 @@ def operation_data(op: Any) -> dict[str, Any]:
         "organizationId": _text(op.organization_id),
         "description": _text(op.description),
         "type": op.type,
+        "effect": op.effect,
         "assetCode": _text(op.asset_code),
         "chartOfAccounts": _text(op.chart_of_accounts),
         "amount": {"amount": op.amount, "scale": op.scale},
@@ -308,6 +331,7 @@ def transaction_data(tx: Any) -> dict[str, Any]:
         "destination": None if tx.destination is None else [_text(d) for d in tx.destination],
         "metadata": _metadata(tx.metadata),
         "operations": [operation_data(op) for op in operations],
+        "expiresAt": render_timestamp(tx.expires_at),
         "createdAt": render_timestamp(tx.created_at),
         "updatedAt": render_timestamp(tx.updated_at),
     }

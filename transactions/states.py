@@ -5,14 +5,19 @@ two racing requests exactly one acts on a state), then the balances, and applies
 balance book and guarded write as a posting.
 
 - commit: PRE_APPROVED -> SENT; the sources' holds settle, the destinations are credited.
+  With an amount (one source, one destination) only that much settles; the rest is released.
+  Past the transaction's expiry a commit is refused, whether or not it was expired yet.
 - cancel: PRE_APPROVED -> CANCELED; a new reverting transaction releases the holds.
+- expire: a cancel (the same ``_cancel``) of a PRE_APPROVED transaction past its expiry.
 - revert: SENT -> a new reverting transaction, every leg mirrored; PRE_APPROVED -> cancel.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -24,6 +29,7 @@ from transactions.guards import Guard, guard_refusal, instrument_missing
 from transactions.locking import lock_balances, lock_transaction
 from transactions.models import Operation, Transaction
 from transactions.money import CREDIT, DEBIT, BalanceBook, Step, legs_of
+from transactions.partial import Amount, check_not_expired, commit_steps, is_expired
 from transactions.prepare import attach_operations
 from transactions.writes import write_posting
 
@@ -48,18 +54,23 @@ def _write(tx: Transaction, steps: list[Step], *, insert: bool) -> Transaction:
     return attach_operations(tx, operations)
 
 
-def _locked(ledger: Ledger, transaction_id: uuid.UUID) -> Transaction:
+def _locked(ledger: Ledger, transaction_id: uuid.UUID, *, skip_locked: bool = False) -> Any:
     lock_ledger_active(ledger.pk)
-    return lock_transaction(ledger_id=ledger.pk, transaction_id=transaction_id)
+    return lock_transaction(ledger_id=ledger.pk, transaction_id=transaction_id,
+                            skip_locked=skip_locked)  # fmt: skip
 
 
 def _set_status(tx: Transaction, status: str) -> None:
+    """Save the new status (and the amount and legs a partial commit rewrote)."""
     tx.status = status
     tx.updated_at = timezone.now()
-    tx.save(update_fields=["status", "updated_at"])
+    tx.save(update_fields=["status", "updated_at", "amount", "legs"])
 
 
-def commit(*, ledger: Ledger, transaction_id: uuid.UUID) -> Transaction:
+def commit(
+    *, ledger: Ledger, transaction_id: uuid.UUID, amount: Amount | None = None
+) -> Transaction:
+    """Commit a pending transaction, in full or (``amount``) in part (``partial.py``)."""
     with transaction.atomic(durable=True):
         tx = _locked(ledger, transaction_id)
         if tx.status != Transaction.PRE_APPROVED:
@@ -67,10 +78,8 @@ def commit(*, ledger: Ledger, transaction_id: uuid.UUID) -> Transaction:
                 ErrorCode.INVALID_TRANSACTION_STATUS,
                 f"Only a PRE_APPROVED transaction can be committed; this one is {tx.status}.",
             )
-        steps = [
-            (leg, Operation.SETTLE if leg.direction == DEBIT else Operation.POST)
-            for leg in legs_of(tx)
-        ]
+        check_not_expired(tx, timezone.now())
+        steps = commit_steps(tx, amount)
         _set_status(tx, Transaction.SENT)
         _write(tx, steps, insert=False)
         operations = Operation.objects.filter(transaction_id=tx.pk).order_by("created_at", "id")
@@ -88,8 +97,28 @@ def revert(*, ledger: Ledger, transaction_id: uuid.UUID) -> Transaction:
 
 
 def cancel(*, ledger: Ledger, transaction_id: uuid.UUID) -> Transaction:
+    reversal = _cancel(ledger, transaction_id, expired_by=None)
+    assert reversal is not None
+    return reversal
+
+
+def expire(
+    *, ledger: Ledger, transaction_id: uuid.UUID, now: dt.datetime | None = None
+) -> Transaction | None:
+    """Cancel the transaction if it is still PRE_APPROVED and its expiry has passed (``now``);
+    None when there was nothing to do or another worker (or a commit) holds it right now."""
+    return _cancel(ledger, transaction_id, expired_by=now or timezone.now())
+
+
+def _cancel(
+    ledger: Ledger, transaction_id: uuid.UUID, *, expired_by: dt.datetime | None
+) -> Transaction | None:
+    """The one cancel: by request (``expired_by`` None) or by expiry (skip a locked row, and
+    do nothing unless the transaction is pending and past its expiry)."""
     with transaction.atomic(durable=True):
-        tx = _locked(ledger, transaction_id)
+        tx = _locked(ledger, transaction_id, skip_locked=expired_by is not None)
+        if expired_by is not None and (tx is None or not is_expired(tx, expired_by)):
+            return None
         _check_revertible(tx)
         if tx.status != Transaction.PRE_APPROVED:
             raise LedgerError(

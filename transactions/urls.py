@@ -14,7 +14,7 @@ urlpatterns = [
     path(f"{TX}/dsl", views.TransactionInlineDsl.as_view()),
     path(f"{TX}/json", views.TransactionInlineJson.as_view()),
     path(f"{TX}/<str:transaction_id>", views.TransactionItem.as_view()),
-    path(f"{TX}/<str:transaction_id>/commit", views.TransactionAction.as_view(action="commit")),
+    path(f"{TX}/<str:transaction_id>/commit", views.TransactionCommit.as_view(action="commit")),
     path(f"{TX}/<str:transaction_id>/revert", views.TransactionAction.as_view(action="revert")),
     path(f"{TX}/<str:transaction_id>/cancel", views.TransactionAction.as_view(action="cancel")),
     path(f"{ACCOUNT}/transactions", views.AccountTransactions.as_view()),

@@ -30,6 +30,7 @@ from transactions.serializers import (
     BatchItemOut,
     ChartIn,
     ChartOut,
+    CommitIn,
     DryRunOut,
     InlineDslIn,
     InlineJsonIn,
@@ -261,6 +262,30 @@ class TransactionAction(ScopedAPIView):
         tx = states.ACTIONS[self.action](ledger=self.ledger, transaction_id=pk)
         created = self.action != "commit"
         return Response(transaction_data(tx), status=201 if created else 200)
+
+
+class TransactionCommit(TransactionAction):
+    """POST .../transactions/{id}/commit, with an optional body naming a smaller amount."""
+
+    @extend_schema(
+        request=CommitIn,
+        responses={
+            200: OpenApiResponse(TransactionOut, description="the committed transaction"),
+            **ERRORS,
+        },
+    )
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        pk = parse_id(kwargs["transaction_id"], "transaction")
+        data = validated(CommitIn, request.data if request.data else {})
+        amount = None
+        if "amount" in data:
+            amount = states.Amount(data["amount"], data.get("scale"))
+        elif "scale" in data:
+            raise LedgerError(
+                ErrorCode.MISSING_FIELDS, "scale needs an amount.", fields={"amount": "missing"}
+            )
+        tx = states.commit(ledger=self.ledger, transaction_id=pk, amount=amount)
+        return Response(transaction_data(tx), status=200)
 
 
 class AccountScopedView(ScopedAPIView):

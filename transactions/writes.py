@@ -24,7 +24,7 @@ from transactions.models import Operation, Transaction
 TRANSACTION_COLUMNS = (
     "id", "created_at", "updated_at", "organization_id", "ledger_id", "parent_id", "is_reversal",
     "template_id", "type", "description", "status", "amount", "scale", "asset_code",
-    "chart_of_accounts_group_name", "source", "destination", "metadata", "legs",
+    "chart_of_accounts_group_name", "source", "destination", "metadata", "legs", "expires_at",
 )  # fmt: skip
 OPERATION_COLUMNS = (
     "id", "created_at", "updated_at", "organization_id", "ledger_id", "transaction_id",
@@ -33,7 +33,7 @@ OPERATION_COLUMNS = (
     "balance_on_hold", "balance_scale", "balance_available_after", "balance_on_hold_after",
     "balance_scale_after", "balance_version", "metadata",
 )  # fmt: skip
-BALANCE_STATE = ("available", "on_hold", "scale", "version", "updated_at")
+BALANCE_STATE = ("available", "on_hold", "scale", "overdraft_limit", "version", "updated_at")
 
 WRITE_POSTING = """
 WITH guard AS (
@@ -48,12 +48,12 @@ WITH guard AS (
 ), new_transactions AS (
 INSERT INTO transactions_transaction (id, created_at, updated_at, organization_id, ledger_id,
   parent_id, is_reversal, template_id, type, description, status, amount, scale, asset_code,
-  chart_of_accounts_group_name, source, destination, metadata, legs)
+  chart_of_accounts_group_name, source, destination, metadata, legs, expires_at)
 SELECT * FROM jsonb_to_recordset(%s::jsonb) AS t(id uuid, created_at timestamptz,
   updated_at timestamptz, organization_id uuid, ledger_id uuid, parent_id uuid,
   is_reversal boolean, template_id uuid, type varchar, description text, status varchar,
   amount numeric, scale smallint, asset_code varchar, chart_of_accounts_group_name varchar,
-  source jsonb, destination jsonb, metadata jsonb, legs jsonb)
+  source jsonb, destination jsonb, metadata jsonb, legs jsonb, expires_at timestamptz)
 WHERE (SELECT ok FROM guard)
 ), new_operations AS (
 INSERT INTO transactions_operation (id, created_at, updated_at, organization_id, ledger_id,
@@ -71,15 +71,15 @@ SELECT * FROM jsonb_to_recordset(%s::jsonb) AS o(id uuid, created_at timestamptz
 WHERE (SELECT ok FROM guard)
 )
 UPDATE organizations_balance AS b
-SET available = v.available, on_hold = v.on_hold, scale = v.scale, version = v.version,
-    updated_at = v.updated_at
+SET available = v.available, on_hold = v.on_hold, scale = v.scale,
+    overdraft_limit = v.overdraft_limit, version = v.version, updated_at = v.updated_at
 FROM jsonb_to_recordset(%s::jsonb) AS v(id uuid, available numeric, on_hold numeric,
-  scale smallint, version bigint, updated_at timestamptz)
+  scale smallint, overdraft_limit numeric, version bigint, updated_at timestamptz)
 WHERE b.id = v.id AND (SELECT ok FROM guard)
 """
 UPDATE_BALANCE = (
-    "UPDATE organizations_balance SET available = %s, on_hold = %s, scale = %s, version = %s, "
-    "updated_at = %s WHERE id = %s"
+    "UPDATE organizations_balance SET available = %s, on_hold = %s, scale = %s, "
+    "overdraft_limit = %s, version = %s, updated_at = %s WHERE id = %s"
 )
 
 

@@ -95,3 +95,22 @@ def test_a_token_is_read_only_once_created(db):
     assert response.status_code in (200, 302)
     token.refresh_from_db()
     assert (token.name, token.read_only) == ("fixed", False)
+
+
+def test_the_overdraft_limit_is_set_through_the_service_and_refused_like_the_api(
+    book, admin_client
+):
+    account = Account.objects.get(alias="@bob")
+    response = _change(admin_client, "organizations/account", account, overdraft_limit="2.50")
+    assert response.status_code == 302, _errors(response)
+    account.balance.refresh_from_db()
+    assert (account.balance.overdraft_limit, account.balance.scale) == (25, 1)  # 2.50
+    pay = {"amount": 200, "fee": 0, "source": "@bob", "destination": "@alice"}
+    posted = book.post({"transactionTypeCode": "PAYMENT_WITH_FEE", "variables": pay})
+    assert posted.status_code == 201, posted.content
+    response = _change(admin_client, "organizations/account", account, overdraft_limit="1")
+    assert "0008" in _errors(response) and "overdrawn by 2.00" in _errors(response)
+    response = _change(admin_client, "organizations/account", account, overdraft_limit="-1")
+    assert "non-negative decimal" in _errors(response)
+    account.balance.refresh_from_db()
+    assert account.balance.overdraft_limit == 250

@@ -21,10 +21,15 @@ def url(book):
     return f"/admin/organizations/ledger/{ledger_of(book).pk}/dashboard/"
 
 
-def test_it_draws_three_charts_without_any_network(admin_client, url):
+def test_it_draws_four_charts_without_any_network(admin_client, url):
     html = admin_client.get(url).content.decode()
-    assert html.count("<svg xmlns='http://www.w3.org/2000/svg' role='img'") == 3
-    for label in ("SENT transactions per day", "Transactions by status", "Amount by asset"):
+    assert html.count("<svg xmlns='http://www.w3.org/2000/svg' role='img'") == 4
+    for label in (
+        "SENT transactions per day",
+        "Transactions by status",
+        "Amount by asset",
+        "Overdrafts by asset: no data",  # nobody is overdrawn in this book
+    ):
         assert f"aria-label='{label}'" in html
     assert "<title>SENT: 2</title>" in html and "<title>PRE_APPROVED: 1</title>" in html
     assert "1000.00 BRL" in html  # available + on hold over non-external accounts

@@ -18,6 +18,7 @@ from tests.organizations.helpers import (
 
 FIELDS = {
     "id",
+    "overdraftLimit",
     "organizationId",
     "ledgerId",
     "portfolioId",
@@ -56,6 +57,7 @@ def test_it_creates_an_account_with_defaults(api, ledger, ledger_url, usd):
     assert body["name"] == ""
     assert (body["allowSending"], body["allowReceiving"]) == (True, True)
     assert body["balance"] == {"available": 0, "onHold": 0, "scale": 0}
+    assert body["overdraftLimit"] == {"amount": 0, "scale": 0}
     assert body["status"] == {"code": "ACTIVE", "description": None}
     assert (body["portfolioId"], body["productId"], body["parentAccountId"]) == (None, None, None)
     assert (body["ledgerId"], body["organizationId"]) == (ledger["id"], ledger["organizationId"])

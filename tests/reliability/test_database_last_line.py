@@ -4,7 +4,7 @@ ORM and is refused by the database. Each refusal is matched to the rule's own na
 control statement shows that the same SQL with a valid value goes through, so a test cannot
 pass because its statement was broken.
 
-``tests/transactions/test_database_rules.py`` already proves ``balance_available_not_negative``
+``tests/transactions/test_database_rules.py`` already proves ``balance_available_within_overdraft``
 and the append-only trigger's UPDATE and DELETE by raw SQL; they are not repeated here.
 """
 
@@ -22,7 +22,7 @@ from organizations.models import Balance
 from tests.organizations.helpers import instrument
 from transactions.models import IdempotencyKey, Operation, Transaction
 
-ALREADY_PROVEN = {"balance_available_not_negative"}
+ALREADY_PROVEN = {"balance_available_within_overdraft"}
 POSITIVE_FIELDS = (
     models.PositiveSmallIntegerField,
     models.PositiveIntegerField,
@@ -32,6 +32,7 @@ POSITIVE_FIELDS = (
 # constraint name -> (model, columns that break it, columns that satisfy it again)
 VIOLATIONS: dict[str, tuple[type[models.Model], dict[str, Any], dict[str, Any]]] = {
     "balance_on_hold_not_negative": (Balance, {"on_hold": -1}, {"on_hold": 0}),
+    "balance_overdraft_not_negative": (Balance, {"overdraft_limit": -1}, {"overdraft_limit": 0}),
     "balance_scale_range": (Balance, {"scale": 19}, {"scale": 18}),
     "transaction_status_valid": (Transaction, {"status": "LOST"}, {"status": "SENT"}),
     "transaction_amount_positive": (Transaction, {"amount": 0}, {"amount": 1}),

@@ -7,8 +7,9 @@ not, scales 0 to 4 and 18), posts from them with consistent and inconsistent var
 reverts, cancels, blocks accounts and retries with idempotency keys. A plain in-memory model
 (exact fractions, no Django) predicts each answer: the status, the refusal code, the transaction
 states and every balance. After every step the ledger is compared with the model and
-``check_ledger``'s checks run: per-asset sums are zero, statements replay to balances, nothing
-outside the external accounts is negative, and no refused request left anything behind.
+``check_ledger``'s checks run: per-asset sums are zero, statements replay to balances, no balance
+outside the external accounts is below minus its overdraft limit, and no refused request left
+anything behind.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
+from django.utils import timezone
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -37,6 +39,7 @@ from ledgerproject.amounts import in_range
 from organizations.models import Balance, Ledger
 from tests.conftest import Api, make_token
 from tests.reliability.conftest import scaled
+from transactions.expiry import expire_due
 from transactions.integrity import ledger_check
 from transactions.models import Transaction
 
@@ -106,6 +109,7 @@ class ModelAccount:
     allow_sending: bool = True
     allow_receiving: bool = True
     blocked: bool = False
+    limit: Fraction = Fraction(0)  # how far below zero available may go
 
 
 @dataclass
@@ -118,6 +122,7 @@ class ModelTx:
     parent: str | None = None
     reverted: bool = False
     funding: bool = False
+    expired: bool = False  # past its expiry (PRE_APPROVED until the worker cancels it)
 
 
 @dataclass
@@ -181,11 +186,12 @@ class Model:
                 "SETTLE": (available, on_hold - amount),
                 "RELEASE": (available + amount, on_hold - amount),
             }[effect]
-            if available < 0 and not self.accounts[alias].external:
+            account = self.accounts[alias]
+            if available < -account.limit and not account.external:
                 raise Refused("0018")
             assert on_hold >= 0
-            digits = 10 ** max(self.accounts[alias].scale, scale)
-            if not all(in_range(int(v * digits)) for v in (available, on_hold)):
+            digits = 10 ** max(account.scale, scale)
+            if not all(in_range(int(v * digits)) for v in (available, on_hold, account.limit)):
                 raise Refused("0008")  # past 38 digits at the balance's scale
             after[alias] = (available, on_hold)
         for alias, _, _ in steps:
@@ -295,6 +301,41 @@ class PostingMachine(RuleBasedStateMachine):
             account.blocked = change["status"]["code"] == "BLOCKED"
 
     # --- rules --------------------------------------------------------------------------------
+
+    def set_limit(self, alias: str, amount: int, scale: int) -> None:
+        """PATCH an overdraft limit; the model predicts 0074 (external), 0008 (below the current
+        overdraft) or the new limit, and the scale the balance then has."""
+        account = self.model.accounts[alias]
+        found = self.expect(self.api.get(f"{self.url}/accounts", {"alias": alias}), 200)
+        body = {"overdraftLimit": {"amount": amount, "scale": scale}}
+        response = self.api.patch(f"{self.url}/accounts/{found[0]['id']}", body)
+        if account.external:
+            self.expect(response, 422, "0074")
+            return
+        limit = Fraction(amount, 10**scale)
+        while scale > account.scale and amount % 10 == 0:
+            amount, scale = amount // 10, scale - 1
+        top = 10 ** max(account.scale, scale)
+        values = (account.available, account.on_hold, limit)
+        if account.available < -limit or not all(in_range(int(v * top)) for v in values):
+            tally("limit refused 0008")
+            self.expect(response, 422, "0008")
+            return
+        tally("limit set")
+        answer = self.expect(response, 200)
+        account.scale = max(account.scale, scale)
+        account.limit = limit
+        assert answer["overdraftLimit"] == {
+            "amount": int(limit * 10**account.scale), "scale": account.scale,
+        }  # fmt: skip
+
+    @rule(
+        data=st.data(),
+        amount=st.integers(0, 5_000) | st.sampled_from([0, 10**20]),
+        scale=st.sampled_from([0, 2, 3]),
+    )
+    def give_an_overdraft(self, data: st.DataObject, amount: int, scale: int) -> None:
+        self.set_limit(data.draw(st.sampled_from(sorted(self.model.accounts))), amount, scale)
 
     @rule(data=st.data(), action=st.sampled_from(["open", "fund", "fund", "flags"]))
     def manage_accounts(self, data: st.DataObject, action: str) -> None:
@@ -439,6 +480,83 @@ class PostingMachine(RuleBasedStateMachine):
     def settle_a_hold(self, data: st.DataObject, action: str) -> None:
         self.act(data=data, action=action, tx_id=data.draw(st.sampled_from(self.held())))
 
+    @precondition(lambda self: self.held())
+    @rule(data=st.data())
+    def commit_a_part(self, data: st.DataObject) -> None:
+        """Commit a smaller amount: only one source and one destination may (else 0008)."""
+        tx = self.model.txs[data.draw(st.sampled_from(self.held()))]
+        unit = 10**tx.scale
+        total = int(sum(x for _, s, x in tx.legs if s == "DEBIT") * unit)
+        part = data.draw(st.integers(1, total), label="part")
+        response = self.api.post(f"{self.url}/transactions/{tx.id}/commit", {"amount": part})
+        try:
+            self.predict_commit(tx, Fraction(part, unit))
+        except Refused as refusal:
+            tally(f"partial commit refused {refusal.code}")
+            self.expect(response, 422, refusal.code)
+            return
+        tally("partial commit done" if part < total else "partial commit of everything")
+        answer = self.expect(response, 200)
+        assert answer["status"] == "SENT" and answer["amount"] == {
+            "amount": part, "scale": tx.scale,
+        }  # fmt: skip
+
+    @precondition(lambda self: self.held())
+    @rule(data=st.data(), then=st.sampled_from(["commit", "worker", "nothing"]))
+    def let_a_hold_expire(self, data: st.DataObject, then: str) -> None:
+        """Time passes for one hold (its expiry set to now). A commit is then refused even
+        before the worker ran; the worker cancels every expired hold as a cancel does."""
+        tx = self.model.txs[data.draw(st.sampled_from(self.held()))]
+        Transaction.objects.filter(pk=tx.id).update(expires_at=timezone.now())
+        tx.expired = True
+        tally(f"hold expired, then {then}")
+        if then == "commit":
+            response = self.api.post(f"{self.url}/transactions/{tx.id}/commit")
+            self.expect(response, 422, "0099")
+            tally("commit after expiry refused")
+        elif then == "worker":
+            self.run_worker()
+
+    def run_worker(self) -> None:
+        due = [t for t in self.model.txs.values() if t.expired and t.status == "PRE_APPROVED"]
+        # Earlier examples' ledgers share the database: their expired holds go too.
+        assert expire_due(limit=1_000) >= len(due)
+        for tx in due:
+            tally("expired by the worker")
+            self.model.apply([(a, "RELEASE", x) for a, s, x in tx.legs if s == "DEBIT"], tx.scale)
+            reversal = Transaction.objects.get(parent_id=tx.id, is_reversal=True)
+            mirrored = [(a, "CREDIT" if s == "DEBIT" else "DEBIT", x) for a, s, x in tx.legs]
+            self.model.txs[str(reversal.pk)] = ModelTx(
+                id=str(reversal.pk), status="SENT", scale=tx.scale, legs=mirrored,
+                is_reversal=True, parent=tx.id,
+            )  # fmt: skip
+            tx.status, tx.reverted = "CANCELED", True
+
+    def predict_commit(self, tx: ModelTx, part: Fraction | None = None) -> None:
+        """Commit (all, or ``part``): the status, then the expiry, then the split."""
+        if tx.status != "PRE_APPROVED" or tx.expired:
+            raise Refused("0099")
+        total = sum(x for _, s, x in tx.legs if s == "DEBIT")
+        if part is None or part == total:
+            self.model.apply(
+                [(a, "SETTLE" if s == "DEBIT" else "CREDIT", x) for a, s, x in tx.legs],
+                tx.scale,
+            )
+            tx.status = "SENT"
+            return
+        sources = [(a, x) for a, s, x in tx.legs if s == "DEBIT"]
+        destinations = [(a, x) for a, s, x in tx.legs if s == "CREDIT"]
+        if len(sources) != 1 or len(destinations) != 1:
+            raise Refused("0008")
+        (source, _), (destination, _) = sources[0], destinations[0]
+        self.model.apply(
+            [(source, "SETTLE", part), (source, "RELEASE", total - part),
+             (destination, "CREDIT", part)],
+            tx.scale,
+        )  # fmt: skip
+        tx.legs = [(source, "DEBIT", part), (destination, "CREDIT", part)]
+        tx.status = "SENT"
+
     @precondition(lambda self: self.model.txs)
     @rule(data=st.data(), action=st.sampled_from(["commit", "revert", "cancel"]))
     def act(self, data: st.DataObject, action: str, tx_id: str | None = None) -> None:
@@ -457,7 +575,6 @@ class PostingMachine(RuleBasedStateMachine):
         answer = self.expect(response, 200 if action == "commit" else 201)
         if outcome == "commit":
             assert answer["id"] == tx.id and answer["status"] == "SENT"
-            tx.status = "SENT"
             return
         assert answer["parentTransactionId"] == tx.id and answer["status"] == "SENT"
         mirrored = [(a, "CREDIT" if s == "DEBIT" else "DEBIT", x) for a, s, x in tx.legs]
@@ -468,12 +585,7 @@ class PostingMachine(RuleBasedStateMachine):
 
     def predict(self, tx: ModelTx, action: str) -> str:
         if action == "commit":
-            if tx.status != "PRE_APPROVED":
-                raise Refused("0099")
-            self.model.apply(
-                [(a, "SETTLE" if s == "DEBIT" else "CREDIT", x) for a, s, x in tx.legs],
-                tx.scale,
-            )
+            self.predict_commit(tx)
             return "commit"
         if tx.is_reversal:
             raise Refused("0088")
@@ -502,7 +614,10 @@ class PostingMachine(RuleBasedStateMachine):
             unit = Fraction(1, 10**row.scale)
             seen[row.account.alias] = (row.available * unit, row.on_hold * unit, row.scale)
             if not row.is_external:
-                assert row.available >= 0 and row.on_hold >= 0, row.account.alias
+                assert row.available >= -row.overdraft_limit, row.account.alias
+                if row.available < 0:
+                    tally("steps with an overdrawn account")
+                assert row.on_hold >= 0 and row.overdraft_limit >= 0, row.account.alias
         expected = {a: (m.available, m.on_hold, m.scale) for a, m in self.model.accounts.items()}
         assert seen == expected
         for asset in ("BRL", "USD"):

@@ -65,6 +65,7 @@ templates = st.builds(
     code=names,
     description=optional_texts,
     pending=st.none() | st.booleans(),
+    hold_duration=st.none() | st.integers(1, 31_622_400),
     metadata=st.lists(st.tuples(names, metadata_values), max_size=3).map(tuple),
     send=st.builds(
         ast.Send,
@@ -145,3 +146,11 @@ def test_it_round_trips_random_trees(template):
     formatted = format_template(template)
     assert parse(formatted) == template
     assert format_template(parse(formatted)) == formatted
+
+
+def test_it_writes_the_hold_duration_after_pending():
+    text = format_template(
+        parse(SPLIT.replace("(pending true)", "(hold-duration 60) (pending true)"))
+    )
+    assert "  (pending true)\n  (hold-duration 60)\n  (send" in text
+    assert parse(text).hold_duration == 60

@@ -24,6 +24,7 @@ VOCABULARY = [
     "code",
     "description",
     "pending",
+    "hold-duration",
     "send",
     "source",
     "from",

@@ -308,7 +308,7 @@ def test_it_describes_an_unexpected_token_with_line_column_and_expectation():
             1,
             27,
             "unexpected 'sand' ; expected 'chart-of-accounts-group-name', 'metadata', 'code', "
-            "'description', 'pending', 'send' or 'distribute'",
+            "'description', 'pending', 'hold-duration', 'send' or 'distribute'",
         ),
     ],
 )
@@ -451,3 +451,25 @@ def test_it_builds_a_fresh_parser_each_time():
     with pytest.raises(TemplateError):
         parse(EXAMPLE[:-3])
     assert parse(EXAMPLE) == expected_example()
+
+
+def test_it_parses_a_hold_duration():
+    template = parse(SPLIT.replace("(pending true)", "(pending true)\n  (hold-duration 900)"))
+    assert template.hold_duration == 900
+    assert parse(SPLIT).hold_duration is None
+
+
+@pytest.mark.parametrize(
+    ("element", "column", "message"),
+    [
+        ("(hold-duration 0)", 16, "hold-duration must be from 1 to 31622400 seconds (366 days)"),
+        ("(hold-duration 31622401)", 16, "hold-duration must be from 1"),
+        ("(hold-duration $s)", 16, "unexpected '$s' ; expected an integer"),
+        ("(hold-duration 5) (hold-duration 6)", 19, "duplicate (hold-duration ...)"),
+    ],
+)
+def test_it_refuses_a_bad_hold_duration_at_its_position(element, column, message):
+    text = f"(transaction-template v1 {element})"
+    error = error_of(text)
+    assert (error.line, error.column) == (1, 25 + column)
+    assert error.message.startswith(message)

@@ -29,6 +29,18 @@ def test_it_refuses_a_negative_balance_outside_external_accounts(book):
     assert Balance.objects.get(pk=external.pk).available == -1
 
 
+def test_it_refuses_a_balance_below_minus_its_overdraft_limit(book):
+    alice = Balance.objects.get(account__alias="@alice")
+    pk = alice.pk.hex if connection.vendor == "sqlite" else alice.pk
+    _raw("UPDATE organizations_balance SET overdraft_limit = '500' WHERE id = %s", [pk])
+    _raw("UPDATE organizations_balance SET available = '-500' WHERE id = %s", [pk])
+    with pytest.raises(IntegrityError):
+        _raw("UPDATE organizations_balance SET available = '-501' WHERE id = %s", [pk])
+    with pytest.raises(IntegrityError):
+        _raw("UPDATE organizations_balance SET overdraft_limit = '499' WHERE id = %s", [pk])
+    assert Balance.objects.get(pk=alice.pk).available == -500
+
+
 def test_it_refuses_a_negative_hold(book):
     alice = Balance.objects.get(account__alias="@alice")
     with pytest.raises(IntegrityError):
