@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "outbox",
     "organizations",
     "instruments",
     "templates_dsl",

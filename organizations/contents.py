@@ -23,11 +23,13 @@ from organizations.models import (
     Portfolio,
     Product,
 )
+from outbox import events
 
 
 def _soft_delete(obj: Any) -> None:
     obj.deleted_at = timezone.now()
     obj.save(update_fields=["deleted_at", "updated_at"])
+    events.record(obj, events.DELETED)
 
 
 # Portfolios
@@ -43,7 +45,7 @@ def portfolio_create(
     metadata: dict[str, Any] | None = None,
 ) -> Portfolio:
     with ledger_write(ledger.pk):
-        return Portfolio.objects.create(
+        portfolio = Portfolio.objects.create(
             organization_id=ledger.organization_id,
             ledger=ledger,
             name=name,
@@ -52,12 +54,14 @@ def portfolio_create(
             status_description=status_description,
             metadata=validate_metadata(metadata or {}),
         )
+        return events.record(portfolio, events.CREATED)
 
 
 def portfolio_update(*, portfolio: Portfolio, data: dict[str, Any]) -> Portfolio:
     with ledger_write(portfolio.ledger_id):
         apply_changes(portfolio, data)
         portfolio.save()
+        events.record(portfolio, events.UPDATED)
     return portfolio
 
 
@@ -88,7 +92,7 @@ def product_create(
 ) -> Product:
     same_name = Product.objects.filter(ledger_id=ledger.pk, name=name)
     with ledger_write(ledger.pk), unique_among_active(same_name, _product_conflict(name)):
-        return Product.objects.create(
+        product = Product.objects.create(
             organization_id=ledger.organization_id,
             ledger=ledger,
             name=name,
@@ -96,6 +100,7 @@ def product_create(
             status_description=status_description,
             metadata=validate_metadata(metadata or {}),
         )
+        return events.record(product, events.CREATED)
 
 
 def product_update(*, product: Product, data: dict[str, Any]) -> Product:
@@ -109,6 +114,7 @@ def product_update(*, product: Product, data: dict[str, Any]) -> Product:
         apply_changes(product, data)
         with unique_among_active(same_name, _product_conflict(str(name)), exclude=product.pk):
             product.save()
+        events.record(product, events.UPDATED)
     return product
 
 
@@ -186,7 +192,7 @@ def _account_insert(account: Account) -> Account:
         asset_code=account.asset_code,
         is_external=account.is_external,
     )
-    return account
+    return events.record(account, events.CREATED)
 
 
 def _lock_asset_active(ledger_id: Any, asset_code: str) -> None:
@@ -300,6 +306,7 @@ def account_update(*, account: Account, data: dict[str, Any]) -> Account:
     with ledger_write(account.ledger_id):
         apply_changes(account, data)
         account.save()
+        events.record(account, events.UPDATED)
     return account
 
 

@@ -10,6 +10,8 @@ from rest_framework import serializers
 from ledgerproject.api.fields import MetadataField, StatusField, TimestampField
 from ledgerproject.api.serializers import InputSerializer
 from ledgerproject.errors import ErrorCode, LedgerError
+from organizations.models import Account, Ledger, Organization, Portfolio, Product
+from outbox import renderers
 
 TIMESTAMPS = frozenset({"id", "createdAt", "updatedAt", "deletedAt"})
 LEDGER_IDS = frozenset({"organizationId", "ledgerId"})
@@ -236,3 +238,14 @@ class AccountUpdateIn(AccountEditableIn):
     unmodifiable = (
         TIMESTAMPS | LEDGER_IDS | {"balance", "alias", "assetCode", "type", "parentAccountId"}
     )
+
+
+# How each resource renders in its events (``outbox.renderers``).
+for _model, _noun, _out in (
+    (Organization, "organization", OrganizationOut),
+    (Ledger, "ledger", LedgerOut),
+    (Portfolio, "portfolio", PortfolioOut),
+    (Product, "product", ProductOut),
+    (Account, "account", AccountOut),
+):
+    renderers.register(_model, _noun, lambda obj, out=_out: out(obj).data)
