@@ -1,0 +1,56 @@
+"""Request and response shapes of events and webhook subscriptions."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from ledgerproject.errors import ErrorCode, LedgerError
+from ledgerproject.formats import render_timestamp
+from outbox.models import Event
+
+
+def encode_cursor(event: Event) -> str:
+    return base64.urlsafe_b64encode(f"{event.xid}.{event.seq}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(raw: str) -> tuple[int, int]:
+    """``(xid, seq)`` of an event cursor; anything else is 400 0082."""
+    try:
+        text = base64.urlsafe_b64decode((raw + "=" * (-len(raw) % 4)).encode()).decode()
+        xid, seq = (int(part) for part in text.split("."))
+        if not (0 <= xid < 2**63 and 0 < seq < 2**63) or text != f"{xid}.{seq}":
+            raise ValueError(text)
+        return xid, seq
+    except (ValueError, UnicodeDecodeError, binascii.Error):
+        message = "The cursor is not valid."
+        raise LedgerError(
+            ErrorCode.INVALID_QUERY_PARAMETER, message, fields={"cursor": message}
+        ) from None
+
+
+class EventOut(serializers.Serializer):
+    id = serializers.UUIDField(source="event_id")
+    type = serializers.CharField()
+    organizationId = serializers.UUIDField(source="organization_id")
+    ledgerId = serializers.UUIDField(source="ledger_id", allow_null=True)
+    resourceId = serializers.UUIDField(source="resource_id")
+    createdAt = serializers.SerializerMethodField()
+    cursor = serializers.SerializerMethodField(
+        help_text="Pass it as ?cursor= to read the events after this one."
+    )
+    data = serializers.SerializerMethodField()
+
+    def get_createdAt(self, event: Event) -> str:
+        return render_timestamp(event.created_at)
+
+    def get_cursor(self, event: Event) -> str:
+        return encode_cursor(event)
+
+    @extend_schema_field({"type": "object", "description": "The resource as the API renders it."})
+    def get_data(self, event: Event) -> Any:
+        return event.data
