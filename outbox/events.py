@@ -11,6 +11,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.utils import timezone
 
 from ledgerproject.db import new_id
+from ledgerproject.formats import render_timestamp
 from outbox import renderers
 from outbox.models import Event
 
@@ -69,6 +70,19 @@ def record(instance: T, action: str) -> T:
     current database transaction (call it once the change is saved); answers the instance."""
     build(f"{renderers.noun_of(type(instance))}.{action}", instance).save(force_insert=True)
     return instance
+
+
+def event_body(event: Event) -> dict[str, Any]:
+    """An event as the events API, the webhooks and the broker send it."""
+    return {
+        "id": str(event.event_id),
+        "type": event.type,
+        "organizationId": str(event.organization_id),
+        "ledgerId": None if event.ledger_id is None else str(event.ledger_id),
+        "resourceId": str(event.resource_id),
+        "createdAt": render_timestamp(event.created_at),
+        "data": event.data,
+    }
 
 
 EVENT_COLUMNS = ("event_id", "type", "organization_id", "ledger_id", "resource_id", "created_at")

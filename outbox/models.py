@@ -65,6 +65,7 @@ class WebhookSubscription(models.Model):
         max_length=16, choices=[(ACTIVE, ACTIVE), (PAUSED, PAUSED)], default=ACTIVE
     )
     description = models.CharField(max_length=256, blank=True, default="")
+    metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
     deleted_at = models.DateTimeField(null=True, blank=True)

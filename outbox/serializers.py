@@ -9,9 +9,13 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from ledgerproject.api.fields import MetadataField, TimestampField
+from ledgerproject.api.serializers import InputSerializer
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.formats import render_timestamp
-from outbox.models import Event
+from outbox.events import CATALOGUE
+from outbox.models import Event, WebhookSubscription
+from outbox.webhooks import MAX_URL
 
 
 def encode_cursor(event: Event) -> str:
@@ -54,3 +58,59 @@ class EventOut(serializers.Serializer):
     @extend_schema_field({"type": "object", "description": "The resource as the API renders it."})
     def get_data(self, event: Event) -> Any:
         return event.data
+
+
+EVENT_TYPES = ["*", *CATALOGUE]
+
+
+class WebhookOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    organizationId = serializers.UUIDField(source="organization_id")
+    ledgerId = serializers.UUIDField(source="ledger_id", allow_null=True)
+    url = serializers.CharField()
+    eventTypes = serializers.ListField(child=serializers.CharField(), source="event_types")
+    status = serializers.CharField()
+    description = serializers.CharField()
+    metadata = MetadataField()
+    createdAt = TimestampField(source="created_at")
+    updatedAt = TimestampField(source="updated_at")
+    deletedAt = TimestampField(source="deleted_at", allow_null=True)
+
+
+class WebhookCreatedOut(WebhookOut):
+    secret = serializers.CharField(
+        help_text="Shown in this answer only: keep it to verify the signatures."
+    )
+
+
+class WebhookEditableIn(InputSerializer):
+    unmodifiable = frozenset(
+        {"id", "organizationId", "ledgerId", "secret", "createdAt", "updatedAt", "deletedAt"}
+    )
+    url = serializers.CharField(max_length=MAX_URL)
+    eventTypes = serializers.ListField(
+        child=serializers.ChoiceField(choices=EVENT_TYPES),
+        source="event_types",
+        min_length=1,
+        max_length=len(EVENT_TYPES),
+    )
+    status = serializers.ChoiceField(
+        choices=[WebhookSubscription.ACTIVE, WebhookSubscription.PAUSED], required=False
+    )
+    description = serializers.CharField(max_length=256, required=False, allow_blank=True)
+    metadata = MetadataField(required=False)
+
+
+class WebhookCreateIn(WebhookEditableIn):
+    pass
+
+
+class WebhookUpdateIn(WebhookEditableIn):
+    url = serializers.CharField(max_length=MAX_URL, required=False)
+    eventTypes = serializers.ListField(
+        child=serializers.ChoiceField(choices=EVENT_TYPES),
+        source="event_types",
+        min_length=1,
+        max_length=len(EVENT_TYPES),
+        required=False,
+    )

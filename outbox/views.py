@@ -1,5 +1,5 @@
-"""The events API: ``GET .../events`` of an organization or a ledger, in order (``selectors``),
-and webhook subscriptions (``webhooks_views``)."""
+"""The events API (``GET .../events`` of an organization or a ledger, in order: ``selectors``)
+and webhook subscriptions (``.../webhooks``, of an organization or of one ledger)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,13 @@ from rest_framework.utils.urls import replace_query_param
 from ledgerproject.api.filters import refuse_nul_characters
 from ledgerproject.api.pagination import DEFAULT_LIMIT, MAX_LIMIT
 from ledgerproject.api.schema import COMMON_ERRORS, error_responses
-from ledgerproject.api.views import ScopedAPIView
+from ledgerproject.api.views import CollectionView, ItemView, ScopedAPIView
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.formats import digits_to_int, parse_timestamp
-from outbox.events import CATALOGUE
-from outbox.models import Event
+from outbox import serializers as s
+from outbox import webhooks
+from outbox.events import CATALOGUE, event_body
+from outbox.models import Event, WebhookSubscription
 from outbox.selectors import events_after
 from outbox.serializers import EventOut, decode_cursor, encode_cursor
 
@@ -82,9 +84,49 @@ class EventList(ScopedAPIView):
             end = parse_timestamp(params["endDate"], field="endDate", end_of_day=True)
             queryset = queryset.filter(created_at__lte=end)
         rows = list(events_after(queryset, cursor, descending=order == "desc")[: limit + 1])
-        response = Response(EventOut(rows[:limit], many=True).data)
+        response = Response([{**event_body(e), "cursor": encode_cursor(e)} for e in rows[:limit]])
         if len(rows) > limit:
             after = encode_cursor(rows[limit - 1])
             url = replace_query_param(request.build_absolute_uri(), "cursor", after)
             response["Link"] = f'<{url}>; rel="next"'
         return response
+
+
+class WebhookCollection(CollectionView):
+    """Webhook subscriptions: list and create. The answer of a create holds the ``secret``,
+    shown this once. Under a ledger the subscription receives that ledger's events only."""
+
+    model = WebhookSubscription
+    noun = "webhook"
+    output_serializer = s.WebhookOut
+    create_serializer = s.WebhookCreateIn
+
+    @extend_schema(
+        request=s.WebhookCreateIn,
+        responses={201: s.WebhookCreatedOut, **error_responses(*COMMON_ERRORS)},
+    )
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        data = self.input(self.create_serializer)
+        ledger = getattr(self, "ledger", None)
+        subscription = webhooks.subscription_create(
+            organization_id=self.organization.pk,
+            ledger_id=ledger.pk if ledger is not None else None,
+            **data,
+        )
+        return Response(s.WebhookCreatedOut(subscription).data, status=201)
+
+
+class WebhookItem(ItemView):
+    """One subscription: read, update (url, eventTypes, status ACTIVE/PAUSED, description),
+    delete. A paused subscription's deliveries wait and go out when it is active again."""
+
+    model = WebhookSubscription
+    noun = "webhook"
+    output_serializer = s.WebhookOut
+    update_serializer = s.WebhookUpdateIn
+
+    def perform_update(self, obj: WebhookSubscription, data: dict[str, Any]) -> Any:
+        return webhooks.subscription_update(subscription=obj, data=data)
+
+    def perform_delete(self, obj: WebhookSubscription) -> None:
+        webhooks.subscription_delete(subscription=obj)

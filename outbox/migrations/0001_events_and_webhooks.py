@@ -94,6 +94,7 @@ class Migration(migrations.Migration):
                 ('secret', models.CharField(editable=False, max_length=128)),
                 ('status', models.CharField(choices=[('ACTIVE', 'ACTIVE'), ('PAUSED', 'PAUSED')], default='ACTIVE', max_length=16)),
                 ('description', models.CharField(blank=True, default='', max_length=256)),
+                ('metadata', models.JSONField(blank=True, default=dict)),
                 ('created_at', models.DateTimeField()),
                 ('updated_at', models.DateTimeField()),
                 ('deleted_at', models.DateTimeField(blank=True, null=True)),
