@@ -241,6 +241,10 @@ class AccountUpdateIn(AccountEditableIn):
 
 
 # How each resource renders in its events (``outbox.renderers``).
+def _renderer(out: type[serializers.Serializer]) -> renderers.Renderer:
+    return lambda obj: out(obj).data
+
+
 for _model, _noun, _out in (
     (Organization, "organization", OrganizationOut),
     (Ledger, "ledger", LedgerOut),
@@ -248,4 +252,4 @@ for _model, _noun, _out in (
     (Product, "product", ProductOut),
     (Account, "account", AccountOut),
 ):
-    renderers.register(_model, _noun, lambda obj, out=_out: out(obj).data)
+    renderers.register(_model, _noun, _renderer(_out))

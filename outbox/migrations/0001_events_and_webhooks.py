@@ -89,7 +89,7 @@ class Migration(migrations.Migration):
                 ('id', models.UUIDField(default=ledgerproject.db.new_id, editable=False, primary_key=True, serialize=False)),
                 ('organization_id', models.UUIDField()),
                 ('ledger_id', models.UUIDField(blank=True, null=True)),
-                ('url', models.URLField(max_length=2048)),
+                ('url', models.CharField(max_length=2048)),
                 ('event_types', models.JSONField(default=list)),
                 ('secret', models.CharField(editable=False, max_length=128)),
                 ('status', models.CharField(choices=[('ACTIVE', 'ACTIVE'), ('PAUSED', 'PAUSED')], default='ACTIVE', max_length=16)),
