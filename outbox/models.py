@@ -16,7 +16,7 @@ from ledgerproject.db import new_id
 
 class Event(models.Model):
     seq = models.BigAutoField(primary_key=True)
-    event_id = models.UUIDField(default=new_id, unique=True, editable=False)
+    event_id = models.UUIDField(default=new_id, editable=False)
     # The writing transaction's id on PostgreSQL (a column default set by the migration, so no
     # statement sends it); 0 elsewhere.
     xid = models.BigIntegerField(db_default=0, editable=False)
@@ -33,6 +33,10 @@ class Event(models.Model):
 
     class Meta:
         ordering = ["xid", "seq"]
+        # Unique within its tenant (the tenant tables' rule, docs/SCALING.md).
+        constraints = [
+            models.UniqueConstraint(fields=["organization_id", "event_id"], name="event_id_unique")
+        ]
         indexes = [
             models.Index(fields=["organization_id", "xid", "seq"], name="event_org_order_idx"),
             models.Index(fields=["ledger_id", "xid", "seq"], name="event_ledger_order_idx"),
@@ -61,9 +65,8 @@ class WebhookSubscription(models.Model):
     url = models.CharField(max_length=2048)  # the rule: outbox.webhooks.check_url
     event_types = models.JSONField(default=list)
     secret = models.CharField(max_length=128, editable=False)
-    status = models.CharField(
-        max_length=16, choices=[(ACTIVE, ACTIVE), (PAUSED, PAUSED)], default=ACTIVE
-    )
+    STATUSES = [(ACTIVE, ACTIVE), (PAUSED, PAUSED)]
+    status = models.CharField(max_length=16, choices=STATUSES, default=ACTIVE)
     description = models.CharField(max_length=256, blank=True, default="")
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField()

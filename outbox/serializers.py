@@ -84,9 +84,7 @@ class WebhookEditableIn(InputSerializer):
         min_length=1,
         max_length=len(EVENT_TYPES),
     )
-    status = serializers.ChoiceField(
-        choices=[WebhookSubscription.ACTIVE, WebhookSubscription.PAUSED], required=False
-    )
+    status = serializers.ChoiceField(choices=WebhookSubscription.STATUSES, required=False)
     description = serializers.CharField(max_length=256, required=False, allow_blank=True)
     metadata = MetadataField(required=False)
 

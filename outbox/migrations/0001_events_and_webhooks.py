@@ -4,14 +4,16 @@ import django.db.models.deletion
 import ledgerproject.db
 from django.db import migrations, models
 
-XID_DEFAULT = "pg_current_xact_id()::text::bigint"
+XID_DEFAULT = (
+    "ALTER TABLE outbox_event ALTER COLUMN xid SET DEFAULT pg_current_xact_id()::text::bigint"
+)
 
 
 def _xid_default(apps, schema_editor):
     # On PostgreSQL an event records the transaction that wrote it (readers order by it and
     # see only what lies below the oldest running transaction). Elsewhere it stays 0.
     if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(f"ALTER TABLE outbox_event ALTER COLUMN xid SET DEFAULT {XID_DEFAULT}")
+        schema_editor.execute(XID_DEFAULT)
 
 
 def _xid_default_back(apps, schema_editor):
@@ -62,7 +64,7 @@ class Migration(migrations.Migration):
             name='Event',
             fields=[
                 ('seq', models.BigAutoField(primary_key=True, serialize=False)),
-                ('event_id', models.UUIDField(default=ledgerproject.db.new_id, editable=False, unique=True)),
+                ('event_id', models.UUIDField(default=ledgerproject.db.new_id, editable=False)),
                 ('xid', models.BigIntegerField(db_default=0, editable=False)),
                 ('type', models.CharField(max_length=64)),
                 ('organization_id', models.UUIDField()),
@@ -116,6 +118,10 @@ class Migration(migrations.Migration):
         migrations.AddConstraint(
             model_name='delivery',
             constraint=models.UniqueConstraint(fields=('subscription', 'event'), name='delivery_once'),
+        ),
+        migrations.AddConstraint(
+            model_name='event',
+            constraint=models.UniqueConstraint(fields=('organization_id', 'event_id'), name='event_id_unique'),
         ),
         migrations.RunPython(_xid_default, _xid_default_back),
     ]

@@ -26,7 +26,7 @@ from tests.transactions.conftest import FUND, HOLD, Book
 
 WRITES = ("post", "put", "patch", "delete")
 PARAM = re.compile(r"\{(\w+)\}")
-TENANT_APPS = ("organizations", "instruments", "templates_dsl", "transactions")
+TENANT_APPS = ("outbox", "organizations", "instruments", "templates_dsl", "transactions")
 
 
 NEW_TEMPLATE = FUND.replace("(code FUND)", "(code INTRUDER)")
@@ -48,6 +48,7 @@ def body_for(path: str, method: str) -> tuple[Any, str | None]:
             "organizations": "legalName",
             "instrument-rates": "amount",
             "asset-rates": "amount",
+            "webhooks": "description",
         }.get(tail, "name")
         return {field: 2 if field == "amount" else "Changed"}, None
     bodies: dict[str, Any] = {
@@ -76,6 +77,7 @@ def body_for(path: str, method: str) -> tuple[Any, str | None]:
             "variables": {"amount": 5, "account": "@alice"},
         },
         "charts": {"type": "totalAmountByAsset"},
+        "webhooks": {"url": "https://example.com/hook", "eventTypes": ["*"]},
     }
     bodies["batch"] = {"transactions": [bodies["transactions"]] * 2}
     if tail not in bodies:
@@ -127,6 +129,7 @@ def world(book: Book) -> World:
         ),
         "transaction": held.json()["id"],
         "template": "FUND",
+        "webhook": make("webhooks", {"url": "https://example.com/b", "eventTypes": ["*"]}),
     }
     assert HOLD  # the held template is part of the book
     return World(
