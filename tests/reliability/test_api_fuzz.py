@@ -90,6 +90,7 @@ def real(book: Book) -> dict[str, Any]:
         ),
         "transaction": held.json()["id"],
         "template": "FUND",
+        "webhook": make("webhooks", {"url": "https://example.com/hook", "eventTypes": ["*"]}),
     }
 
 
