@@ -46,6 +46,19 @@ def _read_after(api: Api, url: str, cursor: str | None, **params: Any) -> list[d
         cursor = page[-1]["cursor"]
 
 
+def _read_until(api: Api, url: str, cursor: str | None, count: int, **params: Any) -> list[Any]:
+    """Events past ``cursor`` until ``count`` are readable. The horizon is the cluster's oldest
+    running transaction, in any database, so another session's long transaction delays (never
+    reorders or loses) what becomes readable: wait for it, within bounds."""
+    deadline = time.monotonic() + 120
+    seen = _read_after(api, url, cursor, **params)
+    while len(seen) < count and time.monotonic() < deadline:
+        time.sleep(0.1)
+        more = _read_after(api, url, seen[-1]["cursor"] if seen else cursor, **params)
+        seen += more
+    return seen
+
+
 def _event(ledger: dict[str, Any], kind: str) -> None:
     Event.objects.create(
         type=kind,
@@ -58,7 +71,7 @@ def _event(ledger: dict[str, Any], kind: str) -> None:
 
 
 def test_an_event_that_commits_late_is_not_skipped(api, ledger, ledger_url):
-    cursor = _read_after(api, ledger_url, None)[-1]["cursor"]
+    cursor = _read_until(api, ledger_url, None, 1)[-1]["cursor"]
     written, release = threading.Event(), threading.Event()
 
     def slow() -> None:  # takes its transaction id first, commits last
@@ -85,7 +98,7 @@ def test_an_event_that_commits_late_is_not_skipped(api, ledger, ledger_url):
     finally:
         release.set()
         thread.join(30)
-    assert [e["type"] for e in _read_after(api, ledger_url, cursor)] == [
+    assert [e["type"] for e in _read_until(api, ledger_url, cursor, 2)] == [
         "ledger.updated",
         "ledger.deleted",
     ]
@@ -95,10 +108,12 @@ def test_concurrent_postings_are_read_once_and_in_order(book):
     book.fund("@alice", 10 * POSTINGS)
     for index in range(WRITERS):
         book.account(f"@to{index}")
-    start = _read_after(book.api, book.url, None)[-1]["cursor"]
+    known = Event.objects.filter(ledger_id=book.accounts["@alice"]["ledgerId"]).count()
+    start = _read_until(book.api, book.url, None, known)[-1]["cursor"]
     done = threading.Event()
     polled: list[dict[str, Any]] = []
     polls = [0]
+    give_up = [float("inf")]
 
     def reader() -> None:
         cursor = start
@@ -110,7 +125,9 @@ def test_concurrent_postings_are_read_once_and_in_order(book):
                 polls[0] += 1
                 if page:
                     cursor = page[-1]["cursor"]
-                if finished:
+                if finished and len(polled) >= POSTINGS:
+                    return
+                if finished and time.monotonic() > give_up[0]:
                     return
                 time.sleep(0.05)
         finally:
@@ -136,8 +153,9 @@ def test_concurrent_postings_are_read_once_and_in_order(book):
     try:
         assert sum(run_threads(WRITERS, writer)) == POSTINGS
     finally:
+        give_up[0] = time.monotonic() + 120
         done.set()
-        poller.join(120)
+        poller.join(180)
     assert not poller.is_alive()
     assert polls[0] > 1, "the reader polled during the load"
     ids = [e["id"] for e in polled]
