@@ -221,6 +221,6 @@ WEBHOOK_BACKOFF_MAX = float(os.environ.get("LEDGER_WEBHOOK_BACKOFF_MAX", "3600")
 WEBHOOK_ALLOW_PRIVATE_NETWORKS = env_bool("LEDGER_WEBHOOK_ALLOW_PRIVATE_NETWORKS")
 AMQP_URL = os.environ.get("LEDGER_AMQP_URL", "")
 AMQP_EXCHANGE = os.environ.get("LEDGER_AMQP_EXCHANGE", "ledger.events")
-SPECTACULAR_SETTINGS.setdefault("ENUM_NAME_OVERRIDES", {})["WebhookStatusEnum"] = (
-    "outbox.models.WebhookSubscription.STATUSES"
-)
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"] = {
+    "WebhookStatusEnum": "outbox.models.WebhookSubscription.STATUSES",
+}
