@@ -1,18 +1,50 @@
 """The engine's own rate, without HTTP: ``threads`` threads, each with its own database
 connection, call ``transactions.engine.post`` for 2-leg transfers for ``seconds`` seconds.
 ``spread`` picks two random accounts per posting; ``hot`` always debits ``@hot`` (funded in
-the seed), so every posting waits for the same balance row lock."""
+the seed), so every posting waits for the same balance row lock.
+
+``outbox=False`` measures the same postings without their events (``without_outbox``: the
+posting's event is neither rendered nor written), so that the outbox's cost on the posting path
+is the ratio of two figures measured back to back in one process. Bench-only: the service
+always writes its events."""
 
 from __future__ import annotations
 
+import contextlib
 import random
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 
+@contextlib.contextmanager
+def without_outbox() -> Iterator[None]:
+    """The engine posts without building or writing the postings' events, for the duration."""
+    from outbox import events
+    from transactions import engine
+
+    build, write = events.build, engine.write_posting
+
+    def write_without(*args: Any, events: Any = (), **kwargs: Any) -> bool:
+        return write(*args, **kwargs)
+
+    events.build = lambda *args, **kwargs: None  # type: ignore[assignment]
+    engine.write_posting = write_without  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        events.build, engine.write_posting = build, write  # type: ignore[assignment]
+
+
 def engine_rate(
-    *, ledger_id: str, accounts: int, kind: str, threads: int = 4, seconds: float = 10
+    *,
+    ledger_id: str,
+    accounts: int,
+    kind: str,
+    threads: int = 4,
+    seconds: float = 10,
+    outbox: bool = True,
 ) -> dict[str, Any]:
     from django.db import connection
 
@@ -45,16 +77,18 @@ def engine_rate(
             connection.close()
 
     workers = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
-    for worker in workers:
-        worker.start()
-    deadline[0] = time.monotonic() + seconds
-    started = time.monotonic()
-    barrier.wait()
-    for worker in workers:
-        worker.join()
-    elapsed = time.monotonic() - started
+    with contextlib.nullcontext() if outbox else without_outbox():
+        for worker in workers:
+            worker.start()
+        deadline[0] = time.monotonic() + seconds
+        started = time.monotonic()
+        barrier.wait()
+        for worker in workers:
+            worker.join()
+        elapsed = time.monotonic() - started
     return {
-        "unit": f"postings/s in-process, {threads} threads, no HTTP",
+        "unit": f"postings/s in-process, {threads} threads, no HTTP"
+        + ("" if outbox else ", without the outbox"),
         "units_per_s": round(sum(counts) / elapsed, 1),
         "requests": sum(counts),
         "errors": sum(errors),

@@ -388,11 +388,13 @@ class Bench:
         if name.startswith("engine_"):
             from bench.engine_rate import engine_rate
 
+            kind = name.removeprefix("engine_").removesuffix("_no_outbox")
             return engine_rate(
                 ledger_id=str(self.ledger.pk),
                 accounts=self.config.accounts,
-                kind=name.removeprefix("engine_"),
+                kind=kind,
                 seconds=self.config.seconds,
+                outbox=not name.endswith("_no_outbox"),
             )
         if name == "fixed":
             return self.fixed()
@@ -502,6 +504,12 @@ class Bench:
             ),
             ("page 1,000 / page 1 (median time)", [r["pages"]["ratio"]], "<=", 1.2),
             ("batch / pgbench (transfers/s)", per_round("batch", "pgbench"), ">=", 0.5),
+            (
+                "outbox: engine spread with / without events",
+                per_round("engine_spread", "engine_spread_no_outbox"),
+                ">=",
+                0.8,
+            ),
         ]
         runs = [x for one in rounds + scaled for x in one.values()]
         errors = sum(v.get("errors", 0) + v.get("status_errors", 0) for v in runs)
@@ -532,7 +540,7 @@ class Bench:
 
 ROUND = (
     "floor", "spread", "hot", "pending", "revert", "fixed", "batch", "pgbench",
-    "engine_spread", "engine_hot",
+    "engine_spread", "engine_hot", "engine_spread_no_outbox",
 )  # fmt: skip
 """One round of scenarios; every round starts with the floor, so each ratio compares figures
 measured minutes apart at most."""

@@ -12,9 +12,11 @@ from typing import Any
 
 from rest_framework import serializers
 
+from instruments.models import Instrument, Rate
 from ledgerproject.api.fields import MetadataField, StatusField, StrictIntegerField
 from ledgerproject.api.serializers import InputSerializer
 from organizations.serializers import TIMESTAMPS, TimestampsOut
+from outbox import renderers
 
 IDS = frozenset({"organizationId", "ledgerId"})
 BIGINT_MAX = 2**63 - 1
@@ -118,3 +120,8 @@ InstrumentRateUpdateIn = INSTRUMENT_RATE.update_input()
 AssetRateOut = ASSET_RATE.output()
 AssetRateCreateIn = ASSET_RATE.create_input()
 AssetRateUpdateIn = ASSET_RATE.update_input()
+
+
+# Events render a rate in its instrument face (``outbox.renderers``).
+renderers.register(Instrument, "instrument", lambda obj: InstrumentOut(obj).data)
+renderers.register(Rate, "rate", lambda obj: InstrumentRateOut(obj).data)

@@ -20,6 +20,7 @@ from ledgerproject.metadata import validate_metadata
 from organizations.contents import external_account_create, external_account_delete
 from organizations.locking import ledger_write
 from organizations.models import Balance, Ledger
+from outbox import events
 
 CODE_PATTERN = re.compile(r"[A-Z0-9]+")
 INACTIVE_STATUS = {"status_code": "INACTIVE", "status_description": None}
@@ -80,6 +81,7 @@ def instrument_create(
             metadata=validate_metadata(metadata or {}),
         )
         external_account_create(ledger=ledger, asset_code=code)
+        events.record(instrument, events.CREATED)
     return instrument
 
 
@@ -88,6 +90,7 @@ def instrument_update(*, instrument: Instrument, data: dict[str, Any]) -> Instru
     with ledger_write(instrument.ledger_id):
         apply_changes(instrument, data)
         instrument.save()
+        events.record(instrument, events.UPDATED)
     return instrument
 
 
@@ -114,6 +117,7 @@ def instrument_delete(*, instrument: Instrument) -> Instrument:
         instrument.deleted_at = timezone.now()
         instrument.save(update_fields=["deleted_at", "updated_at"])
         external_account_delete(ledger_id=instrument.ledger_id, asset_code=instrument.code)
+        events.record(instrument, events.DELETED)
     return instrument
 
 
@@ -178,6 +182,7 @@ def rate_create(
             if _pair_taken(rate):
                 raise _pair_conflict(base_code, counter_code, source)
             rate.save(force_insert=True)
+            events.record(rate, events.CREATED)
     except IntegrityError:
         raise _pair_conflict(base_code, counter_code, source) from None
     return rate
@@ -191,6 +196,7 @@ def rate_update(*, rate: Rate, data: dict[str, Any]) -> Rate:
             if "source" in data and _pair_taken(rate):
                 raise _pair_conflict(rate.base_code, rate.counter_code, rate.source)
             rate.save()
+            events.record(rate, events.UPDATED)
     except IntegrityError:
         raise _pair_conflict(rate.base_code, rate.counter_code, rate.source) from None
     return rate
@@ -202,4 +208,5 @@ def rate_delete(*, rate: Rate) -> Rate:
         apply_changes(rate, INACTIVE_STATUS)
         rate.deleted_at = timezone.now()
         rate.save(update_fields=["status_code", "status_description", "deleted_at", "updated_at"])
+        events.record(rate, events.DELETED)
     return rate

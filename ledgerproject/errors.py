@@ -73,6 +73,7 @@ class ErrorCode(enum.Enum):
     ALIAS_UNAVAILABLE = ("0020", 409, "Alias Unavailability")
     REQUEST_TOO_LARGE = ("0047", 413, "Request Entity Too Large")
     THROTTLED = ("0047", 429, "Too Many Requests")
+    INVALID_WEBHOOK_URL = ("0120", 400, "Invalid Webhook URL")
 
 
 class LedgerError(Exception):

@@ -84,6 +84,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "outbox",
     "organizations",
     "instruments",
     "templates_dsl",
@@ -248,4 +249,17 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+}
+
+# Events (docs/EVENTS.md): the webhook worker and the optional RabbitMQ publisher.
+WEBHOOK_TIMEOUT = float(os.environ.get("LEDGER_WEBHOOK_TIMEOUT", "10"))
+WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("LEDGER_WEBHOOK_MAX_ATTEMPTS", "8"))
+WEBHOOK_BACKOFF_BASE = float(os.environ.get("LEDGER_WEBHOOK_BACKOFF_BASE", "5"))
+WEBHOOK_BACKOFF_MAX = float(os.environ.get("LEDGER_WEBHOOK_BACKOFF_MAX", "3600"))
+# Loopback and private addresses are refused at delivery time unless this is set.
+WEBHOOK_ALLOW_PRIVATE_NETWORKS = env_bool("LEDGER_WEBHOOK_ALLOW_PRIVATE_NETWORKS")
+AMQP_URL = os.environ.get("LEDGER_AMQP_URL", "")
+AMQP_EXCHANGE = os.environ.get("LEDGER_AMQP_EXCHANGE", "ledger.events")
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"] = {
+    "WebhookStatusEnum": "outbox.models.WebhookSubscription.STATUSES",
 }

@@ -25,11 +25,13 @@ from organizations.models import (
     Product,
 )
 from organizations.overdraft import overdraft_set
+from outbox import events
 
 
 def _soft_delete(obj: Any) -> None:
     obj.deleted_at = timezone.now()
     obj.save(update_fields=["deleted_at", "updated_at"])
+    events.record(obj, events.DELETED)
 
 
 # Portfolios
@@ -45,7 +47,7 @@ def portfolio_create(
     metadata: dict[str, Any] | None = None,
 ) -> Portfolio:
     with ledger_write(ledger.pk):
-        return Portfolio.objects.create(
+        portfolio = Portfolio.objects.create(
             organization_id=ledger.organization_id,
             ledger=ledger,
             name=name,
@@ -54,12 +56,14 @@ def portfolio_create(
             status_description=status_description,
             metadata=validate_metadata(metadata or {}),
         )
+        return events.record(portfolio, events.CREATED)
 
 
 def portfolio_update(*, portfolio: Portfolio, data: dict[str, Any]) -> Portfolio:
     with ledger_write(portfolio.ledger_id):
         apply_changes(portfolio, data)
         portfolio.save()
+        events.record(portfolio, events.UPDATED)
     return portfolio
 
 
@@ -90,7 +94,7 @@ def product_create(
 ) -> Product:
     same_name = Product.objects.filter(ledger_id=ledger.pk, name=name)
     with ledger_write(ledger.pk), unique_among_active(same_name, _product_conflict(name)):
-        return Product.objects.create(
+        product = Product.objects.create(
             organization_id=ledger.organization_id,
             ledger=ledger,
             name=name,
@@ -98,6 +102,7 @@ def product_create(
             status_description=status_description,
             metadata=validate_metadata(metadata or {}),
         )
+        return events.record(product, events.CREATED)
 
 
 def product_update(*, product: Product, data: dict[str, Any]) -> Product:
@@ -111,6 +116,7 @@ def product_update(*, product: Product, data: dict[str, Any]) -> Product:
         apply_changes(product, data)
         with unique_among_active(same_name, _product_conflict(str(name)), exclude=product.pk):
             product.save()
+        events.record(product, events.UPDATED)
     return product
 
 
@@ -178,8 +184,9 @@ def _parent_account(ledger_id: Any, parent_id: uuid.UUID, asset_code: str) -> Ac
     return parent
 
 
-def _account_insert(account: Account) -> Account:
-    """Save a new account with its balance row (zero), inside the caller's transaction."""
+def _account_insert(account: Account, overdraft_limit: dict[str, int] | None = None) -> Account:
+    """Save a new account with its balance row (zero, with its overdraft limit), inside the
+    caller's transaction, and its event once the account is whole."""
     account.save(force_insert=True)
     Balance.objects.create(
         organization_id=account.organization_id,
@@ -188,7 +195,13 @@ def _account_insert(account: Account) -> Account:
         asset_code=account.asset_code,
         is_external=account.is_external,
     )
-    return account
+    if overdraft_limit:
+        account.balance = overdraft_set(
+            account=account,
+            amount=overdraft_limit.get("amount"),
+            scale=overdraft_limit.get("scale"),
+        )
+    return events.record(account, events.CREATED)
 
 
 def _lock_asset_active(ledger_id: Any, asset_code: str) -> None:
@@ -295,13 +308,7 @@ def account_create(
     with ledger_write(ledger.pk):
         _lock_asset_active(ledger.pk, asset_code)
         with unique_among_active(same_alias, _alias_conflict(account.alias)):
-            _account_insert(account)
-        if overdraft_limit:
-            account.balance = overdraft_set(
-                account=account,
-                amount=overdraft_limit.get("amount"),
-                scale=overdraft_limit.get("scale"),
-            )
+            _account_insert(account, overdraft_limit)
     return account
 
 
@@ -331,6 +338,7 @@ def account_update(*, account: Account, data: dict[str, Any]) -> Account:
             account.balance = overdraft_set(
                 account=account, amount=limit.get("amount"), scale=limit.get("scale")
             )
+        events.record(account, events.UPDATED)
     return account
 
 

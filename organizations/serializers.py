@@ -12,7 +12,8 @@ from ledgerproject.amounts import MAX_AMOUNT
 from ledgerproject.api.fields import MetadataField, StatusField, StrictIntegerField, TimestampField
 from ledgerproject.api.serializers import InputSerializer
 from ledgerproject.errors import ErrorCode, LedgerError
-from organizations.models import Account
+from organizations.models import Account, Ledger, Organization, Portfolio, Product
+from outbox import renderers
 
 TIMESTAMPS = frozenset({"id", "createdAt", "updatedAt", "deletedAt"})
 LEDGER_IDS = frozenset({"organizationId", "ledgerId"})
@@ -284,3 +285,18 @@ class LedgerBalanceOut(serializers.Serializer):
     createdAt = TimestampField(source="account.created_at")
     updatedAt = TimestampField(source="updated_at")
     deletedAt = TimestampField(source="account.deleted_at")
+
+
+# How each resource renders in its events (``outbox.renderers``).
+def _renderer(out: type[serializers.Serializer]) -> renderers.Renderer:
+    return lambda obj: out(obj).data
+
+
+for _model, _noun, _out in (
+    (Organization, "organization", OrganizationOut),
+    (Ledger, "ledger", LedgerOut),
+    (Portfolio, "portfolio", PortfolioOut),
+    (Product, "product", ProductOut),
+    (Account, "account", AccountOut),
+):
+    renderers.register(_model, _noun, _renderer(_out))

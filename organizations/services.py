@@ -27,6 +27,7 @@ from organizations.models import (
     Organization,
 )
 from organizations.tokens import NewSecret, generate_secret
+from outbox import events
 
 ACTIVE_STATUS = {"status_code": "ACTIVE", "status_description": None}
 
@@ -82,6 +83,7 @@ def organization_create(*, principal: Any = None, **data: Any) -> Organization:
         organization = apply_changes(Organization(**ACTIVE_STATUS, parent=parent), data)
         organization.path = f"{parent.path if parent else '/'}{organization.id.hex}/"
         organization.save()
+        events.record(organization, events.CREATED)
         return organization
 
     return with_tree_lock([parent_id] if parent_id else [], create)
@@ -102,6 +104,7 @@ def organization_update(
             _organization_move(current, principal, locked.get(parent_id), parent_id)
         apply_changes(current, data)
         current.save()
+        events.record(current, events.UPDATED)
         return current
 
     return with_tree_lock([organization.pk, parent_id], update)
@@ -147,6 +150,7 @@ def organization_delete(*, organization: Organization, principal: Any = None) ->
             )
         current.deleted_at = timezone.now()
         current.save(update_fields=["deleted_at", "updated_at"])
+        events.record(current, events.DELETED)
         return current
 
     return with_tree_lock([organization.pk], delete)
@@ -171,6 +175,7 @@ def ledger_create(*, organization: Organization, **data: Any) -> Ledger:
         with unique_among_active(same_name, _ledger_conflict(data["name"])):
             ledger = apply_changes(Ledger(organization=current, **ACTIVE_STATUS), data)
             ledger.save(force_insert=True)
+            events.record(ledger, events.CREATED)
             return ledger
 
     return with_tree_lock([organization.pk], create)
@@ -187,6 +192,7 @@ def ledger_update(*, ledger: Ledger, data: dict[str, Any]) -> Ledger:
         apply_changes(ledger, data)
         with unique_among_active(same_name, _ledger_conflict(str(name)), exclude=ledger.pk):
             ledger.save()
+        events.record(ledger, events.UPDATED)
     return ledger
 
 
@@ -197,6 +203,7 @@ def ledger_delete(*, ledger: Ledger) -> Ledger:
             raise LedgerError(ErrorCode.ALREADY_REMOVED, "The ledger has already been removed.")
         ledger.deleted_at = timezone.now()
         ledger.save(update_fields=["deleted_at", "updated_at"])
+        events.record(ledger, events.DELETED)
     return ledger
 
 

@@ -9,6 +9,7 @@ from ledgerproject.db import unique_among_active
 from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.locking import ledger_write
 from organizations.models import Ledger
+from outbox import events
 from templates_dsl import ast
 from templates_dsl.compile import compile_template
 from templates_dsl.errors import TemplateError
@@ -49,9 +50,10 @@ def template_create(*, ledger: Ledger, text: str) -> TransactionTemplate:
     compiled = template_compile_for(ledger=ledger, text=text)
     same_code = TransactionTemplate.objects.filter(ledger_id=ledger.pk, code=compiled.code)
     with ledger_write(ledger.pk), unique_among_active(same_code, _code_in_use(compiled.code)):
-        return TransactionTemplate.objects.create(
+        template = TransactionTemplate.objects.create(
             organization_id=ledger.organization_id, ledger=ledger, **_fields(compiled, text)
         )
+        return events.record(template, events.CREATED)
 
 
 def template_replace(*, template: TransactionTemplate, text: str) -> TransactionTemplate:
@@ -67,6 +69,7 @@ def template_replace(*, template: TransactionTemplate, text: str) -> Transaction
         for name, value in _fields(compiled, text).items():
             setattr(template, name, value)
         template.save()
+        events.record(template, events.UPDATED)
     return template
 
 
@@ -74,4 +77,5 @@ def template_delete(*, template: TransactionTemplate) -> TransactionTemplate:
     with ledger_write(template.ledger_id):
         template.deleted_at = timezone.now()
         template.save(update_fields=["deleted_at", "updated_at"])
+        events.record(template, events.DELETED)
     return template

@@ -8,17 +8,16 @@ from typing import Any
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ledgerproject.api.fields import TimestampField
 from ledgerproject.api.pagination import KeysetPage
 from ledgerproject.api.schema import COMMON_ERRORS, error_responses
 from ledgerproject.api.views import ScopedAPIView
 from ledgerproject.errors import ErrorCode, LedgerError
 from templates_dsl import limits, selectors, services
 from templates_dsl.models import TransactionTemplate
+from templates_dsl.serializers import TemplateOut
 
 TEXT = "text/plain; charset=utf-8"
 TEMPLATE_TEXT = OpenApiResponse(
@@ -29,17 +28,6 @@ TEXT_BODY = {
     "application/octet-stream": {"type": "string", "format": "binary"},
 }
 ERRORS = error_responses(*COMMON_ERRORS, 409)
-
-
-class TemplateOut(serializers.Serializer):
-    id = serializers.UUIDField()
-    code = serializers.CharField()
-    description = serializers.CharField(allow_null=True)
-    pending = serializers.BooleanField()
-    chartOfAccountsGroupName = serializers.CharField(source="chart_of_accounts_group_name")
-    text = serializers.CharField()
-    createdAt = TimestampField(source="created_at")
-    updatedAt = TimestampField(source="updated_at")
 
 
 def text_response(text: str, status: int = 200) -> HttpResponse:

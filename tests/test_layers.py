@@ -2,8 +2,8 @@
 
 - the domain knows nothing of HTTP: no module of the four apps outside ``views``,
   ``serializers``, ``urls`` and ``filters`` imports ``ledgerproject.api``;
-- apps depend in one direction, organizations <- instruments <- templates_dsl <- transactions:
-  an app imports only itself and the apps to its left;
+- apps depend in one direction, outbox <- organizations <- instruments <- templates_dsl <-
+  transactions: an app imports only itself and the apps to its left;
 - no project module is imported inside a function (the usual way to dodge a cycle).
 
 Migrations are history and are not read."""
@@ -14,7 +14,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-APPS = ["organizations", "instruments", "templates_dsl", "transactions"]
+APPS = ["outbox", "organizations", "instruments", "templates_dsl", "transactions"]
 HTTP_MODULES = {"views", "serializers", "urls", "filters"}
 PROJECT = (*APPS, "ledgerproject")
 

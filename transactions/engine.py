@@ -24,6 +24,7 @@ from django.utils import timezone
 from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.models import Balance, Ledger
 from organizations.services import ensure_ledger_active
+from outbox import events
 from transactions import idempotency
 from transactions.guards import Guard, check_instrument, guard_refusal
 from transactions.locking import lock_balances
@@ -186,7 +187,9 @@ class _Run:
             self.ledger.pk, (self.prepared[i].transaction.asset_code for i in posted), touched
         )
         txs = [self.prepared[i].transaction for i in posted]
-        if write_posting(txs, operations, [balances[a] for a in touched], guard=guard):
+        posted_events = [events.build(events.TRANSACTION_POSTED, tx) for tx in txs]
+        balance_rows = [balances[a] for a in touched]
+        if write_posting(txs, operations, balance_rows, guard=guard, events=posted_events):
             for index in posted:
                 self.outcomes[index] = Outcome(201, transaction=self.prepared[index].transaction)
             return posted

@@ -13,8 +13,10 @@ from ledgerproject.api.schema import ErrorSerializer
 from ledgerproject.api.serializers import InputSerializer
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.formats import render_timestamp
+from outbox import renderers
 from templates_dsl.limits import MAX_TEMPLATE_BYTES
 from transactions.engine import MAX_BATCH
+from transactions.models import Transaction
 
 
 class StrictBooleanField(serializers.BooleanField):
@@ -335,3 +337,6 @@ def transaction_data(tx: Any) -> dict[str, Any]:
         "createdAt": render_timestamp(tx.created_at),
         "updatedAt": render_timestamp(tx.updated_at),
     }
+
+
+renderers.register(Transaction, "transaction", transaction_data)

@@ -25,6 +25,7 @@ from django.utils import timezone
 from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.locking import lock_ledger_active
 from organizations.models import Ledger
+from outbox import events
 from transactions.guards import Guard, guard_refusal, instrument_missing
 from transactions.locking import lock_balances, lock_transaction
 from transactions.models import Operation, Transaction
@@ -52,6 +53,13 @@ def _write(tx: Transaction, steps: list[Step], *, insert: bool) -> Transaction:
     if not written:
         raise guard_refusal(guard) or instrument_missing(tx.asset_code)
     return attach_operations(tx, operations)
+
+
+def _recorded(tx: Transaction, event_type: str) -> Transaction:
+    """The state change's event (the transaction the action answers with), in its database
+    transaction: one INSERT."""
+    events.build(event_type, tx).save(force_insert=True)
+    return tx
 
 
 def _locked(ledger: Ledger, transaction_id: uuid.UUID, *, skip_locked: bool = False) -> Any:
@@ -83,7 +91,7 @@ def commit(
         _set_status(tx, Transaction.SENT)
         _write(tx, steps, insert=False)
         operations = Operation.objects.filter(transaction_id=tx.pk).order_by("created_at", "id")
-        return attach_operations(tx, list(operations))
+        return _recorded(attach_operations(tx, list(operations)), events.TRANSACTION_COMMITTED)
 
 
 def revert(*, ledger: Ledger, transaction_id: uuid.UUID) -> Transaction:
@@ -92,8 +100,9 @@ def revert(*, ledger: Ledger, transaction_id: uuid.UUID) -> Transaction:
         _check_revertible(tx)
         if tx.status == Transaction.PRE_APPROVED:
             return _cancel_locked(tx)
-        mirrored = [leg.mirrored() for leg in legs_of(tx)]
-        return _write(_reversal_of(tx), [(leg, Operation.POST) for leg in mirrored], insert=True)
+        steps = [(leg.mirrored(), Operation.POST) for leg in legs_of(tx)]
+        reversal = _write(_reversal_of(tx), steps, insert=True)
+        return _recorded(reversal, events.TRANSACTION_REVERTED)
 
 
 def cancel(*, ledger: Ledger, transaction_id: uuid.UUID) -> Transaction:
@@ -182,4 +191,4 @@ def _cancel_locked(tx: Transaction) -> Transaction:
     tx.status = Transaction.CANCELED
     tx.updated_at = reversal.updated_at
     tx.save(update_fields=["status", "updated_at"])
-    return reversal
+    return _recorded(reversal, events.TRANSACTION_CANCELED)

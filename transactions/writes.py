@@ -2,6 +2,8 @@
 provided that the guard (``guards.Guard``) still holds. The rows travel as one JSON document
 per table (``jsonb_to_recordset``): a few strings to send rather than an array per column.
 
+The postings' events (the outbox, ``outbox.events``) travel in the same statement.
+
 On PostgreSQL all of it is one statement: a data-modifying CTE whose every part is conditioned
 on the guard, read with a snapshot taken after the balance locks (and holding the ledger with
 ``FOR KEY SHARE``). So the balance locks are held for three round trips only: lock, write,
@@ -12,12 +14,15 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from django.db import connection
 
 from ledgerproject.db import field_of
 from organizations.models import Balance
+from outbox.events import event_rows_json
+from outbox.models import Event
 from transactions.guards import Guard, guard_refusal
 from transactions.models import Operation, Transaction
 
@@ -69,6 +74,12 @@ SELECT * FROM jsonb_to_recordset(%s::jsonb) AS o(id uuid, created_at timestamptz
   balance_available_after numeric, balance_on_hold_after numeric, balance_scale_after smallint,
   balance_version bigint, metadata jsonb)
 WHERE (SELECT ok FROM guard)
+), new_events AS (
+INSERT INTO outbox_event (event_id, type, organization_id, ledger_id, resource_id, created_at,
+  data)
+SELECT * FROM jsonb_to_recordset(%s::jsonb) AS e(event_id uuid, type varchar,
+  organization_id uuid, ledger_id uuid, resource_id uuid, created_at timestamptz, data jsonb)
+WHERE (SELECT ok FROM guard)
 )
 UPDATE organizations_balance AS b
 SET available = v.available, on_hold = v.on_hold, scale = v.scale,
@@ -106,13 +117,17 @@ def write_posting(
     balances: list[Balance],
     *,
     guard: Guard,
+    events: Sequence[Event] = (),
 ) -> bool:
-    """Write it all if the guard holds; answer whether it did (nothing is written otherwise)."""
+    """Write it all if the guard holds; answer whether it did (nothing is written otherwise).
+    ``events`` (the outbox rows of the postings) are written with it, in the same statement."""
     if connection.vendor != "postgresql":
         if guard_refusal(guard) is not None:
             return False
         Transaction.objects.bulk_create(transactions)
         Operation.objects.bulk_create(operations)
+        if events:
+            Event.objects.bulk_create(events)
         _update_balances(balances)
         return True
     assets = list(guard.assets)
@@ -127,6 +142,7 @@ def write_posting(
                 guard.ledger_id,
                 _rows_json(transactions, TRANSACTION_COLUMNS),
                 _rows_json(operations, OPERATION_COLUMNS),
+                event_rows_json(list(events)),
                 _rows_json(balances, ("id", *BALANCE_STATE)),
             ],
         )

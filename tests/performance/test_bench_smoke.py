@@ -48,12 +48,12 @@ def test_the_bench_runs_end_to_end_with_tiny_numbers(tmp_path):
     assert expected <= set(report["scenarios"])
     assert report["errors"] == 0
     assert report["checks"] and all(check["ok"] for check in report["checks"])
-    assert len(report["targets"]) == 8
+    assert len(report["targets"]) == 9  # the 9th: the outbox's cost (issue 16)
     for name in SCENARIOS:
         assert report["scenarios"][name]["units_per_s"] > 0, name
         assert len(report["scenarios"][name]["runs"]) == 2, name  # --smoke: two rounds
     for target in report["targets"]:
         assert {"value", "values", "spread", "warning"} <= set(target), target
     assert "spread" in run.stdout and "median" in run.stdout
-    for name in ("engine_spread", "engine_hot"):
+    for name in ("engine_spread", "engine_hot", "engine_spread_no_outbox"):
         assert report["scenarios"][name]["units_per_s"] > 0, name

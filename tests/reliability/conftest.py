@@ -25,6 +25,7 @@ RESOURCE_OF_SEGMENT = {
     "transactions": "transaction",
     "transaction-templates": "template",
     "transaction-types": "template",
+    "webhooks": "webhook",
 }
 
 

@@ -159,6 +159,7 @@ def real(book: Book) -> dict[str, Any]:
         "transaction": held.json()["id"],
         "template": "FUND",
         "alias": "@alice",
+        "webhook": make("webhooks", {"url": "https://example.com/hook", "eventTypes": ["*"]}),
     }
 
 

@@ -26,7 +26,7 @@ from tests.transactions.conftest import FUND, HOLD, Book
 
 WRITES = ("post", "put", "patch", "delete")
 PARAM = re.compile(r"\{(\w+)\}")
-TENANT_APPS = ("organizations", "instruments", "templates_dsl", "transactions")
+TENANT_APPS = ("outbox", "organizations", "instruments", "templates_dsl", "transactions")
 
 
 NEW_TEMPLATE = FUND.replace("(code FUND)", "(code INTRUDER)")
@@ -65,6 +65,7 @@ def body_for(path: str, method: str) -> tuple[Any, str | None]:
             "organizations": "legalName",
             "instrument-rates": "amount",
             "asset-rates": "amount",
+            "webhooks": "description",
         }.get(tail, "name")
         return {field: 2 if field == "amount" else "Changed"}, None
     bodies: dict[str, Any] = {
@@ -94,6 +95,7 @@ def body_for(path: str, method: str) -> tuple[Any, str | None]:
         },
         "charts": {"type": "totalAmountByAsset"},
         "json": INLINE_JSON,
+        "webhooks": {"url": "https://example.com/hook", "eventTypes": ["*"]},
     }
     bodies["batch"] = {"transactions": [bodies["transactions"]] * 2}
     if tail not in bodies:
@@ -146,6 +148,7 @@ def world(book: Book) -> World:
         "transaction": held.json()["id"],
         "template": "FUND",
         "alias": "@alice",
+        "webhook": make("webhooks", {"url": "https://example.com/b", "eventTypes": ["*"]}),
     }
     assert HOLD  # the held template is part of the book
     return World(

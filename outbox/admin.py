@@ -1,0 +1,129 @@
+"""Staff admin for the event log, webhook subscriptions and their deliveries.
+
+Events are read-only. Subscriptions are created and changed through ``outbox.webhooks`` (the
+API's services): the URL rule refuses here what the API refuses, with the same code, and a new
+subscription's secret is shown once, in the message after saving. Deliveries show their
+attempts (status, answer, error, duration); staff retry failed ones with an action."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from ledgerproject.admin_base import LedgerModelAdmin
+from ledgerproject.errors import LedgerError
+from outbox import webhooks
+from outbox.events import CATALOGUE
+from outbox.models import Delivery, DeliveryAttempt, Event, WebhookSubscription
+
+
+@admin.register(Event)
+class EventAdmin(LedgerModelAdmin):
+    list_display = ("seq", "type", "organization_id", "ledger_id", "created_at", "dispatched_at",
+                    "published_at")  # fmt: skip
+    list_filter = ("type",)
+    search_fields = ("=event_id", "=resource_id", "=organization_id", "=ledger_id")
+    ordering = ("-seq",)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class SubscriptionForm(forms.ModelForm):
+    event_types = forms.MultipleChoiceField(choices=[(t, t) for t in ("*", *CATALOGUE)])
+
+    class Meta:
+        model = WebhookSubscription
+        fields = ("organization_id", "ledger_id", "url", "event_types", "status", "description")
+
+    def clean_url(self) -> str:
+        try:
+            return webhooks.check_url(self.cleaned_data["url"])
+        except LedgerError as exc:
+            raise forms.ValidationError(f"{exc.error.code}: {exc.description}") from None
+
+
+@admin.register(WebhookSubscription)
+class WebhookSubscriptionAdmin(LedgerModelAdmin):
+    form = SubscriptionForm
+    list_display = ("url", "status", "organization_id", "ledger_id", "created_at", "deleted_at")
+    list_filter = ("status",)
+    search_fields = ("url", "=id", "=organization_id")
+    actions = ("pause", "resume")
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return ("organization_id", "ledger_id", "deleted_at") if obj else ()
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        data = {k: v for k, v in form.cleaned_data.items() if k in form.changed_data or not change}
+        if change:
+            data = {k: v for k, v in data.items() if k not in {"organization_id", "ledger_id"}}
+            webhooks.subscription_update(subscription=obj, data=data)
+            return
+        created = webhooks.subscription_create(**data)
+        obj.pk = created.pk
+        self.message_user(
+            request,
+            f"The subscription's secret, shown this once: {created.secret}",
+            messages.WARNING,
+        )
+
+    def _set_status(self, queryset: QuerySet[WebhookSubscription], status: str) -> None:
+        for subscription in queryset:
+            webhooks.subscription_update(subscription=subscription, data={"status": status})
+
+    @admin.action(description="Pause the selected subscriptions", permissions=["change"])
+    def pause(self, request: HttpRequest, queryset: QuerySet[WebhookSubscription]) -> None:
+        self._set_status(queryset, WebhookSubscription.PAUSED)
+
+    @admin.action(description="Resume the selected subscriptions", permissions=["change"])
+    def resume(self, request: HttpRequest, queryset: QuerySet[WebhookSubscription]) -> None:
+        self._set_status(queryset, WebhookSubscription.ACTIVE)
+
+
+class AttemptInline(admin.TabularInline):
+    model = DeliveryAttempt
+    fields = ("number", "started_at", "duration_ms", "status_code", "response_body", "error")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    ordering = ("started_at",)
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Delivery)
+class DeliveryAdmin(LedgerModelAdmin):
+    list_display = ("id", "event", "subscription", "status", "attempts", "next_attempt_at")
+    list_filter = ("status",)
+    list_select_related = ("event", "subscription")
+    search_fields = ("=id", "=event__event_id", "subscription__url")
+    readonly_fields = ("subscription", "event", "status", "attempts", "next_attempt_at",
+                       "created_at", "updated_at")  # fmt: skip
+    inlines = (AttemptInline,)
+    actions = ("retry",)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.action(description="Retry the selected deliveries now", permissions=["change"])
+    def retry(self, request: HttpRequest, queryset: QuerySet[Delivery]) -> None:
+        count = webhooks.delivery_retry(delivery_ids=list(queryset.values_list("pk", flat=True)))
+        self.message_user(request, f"{count} deliveries will be sent again.", messages.SUCCESS)

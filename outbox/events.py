@@ -1,0 +1,94 @@
+"""Writing events: ``record`` inside the change's database transaction. The catalogue of types
+is in docs/EVENTS.md: ``<noun>.created|updated|deleted`` for resources and
+``transaction.posted|committed|reverted|canceled`` for postings."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TypeVar
+
+from django.core.serializers.json import DjangoJSONEncoder
+from django.utils import timezone
+
+from ledgerproject.db import new_id
+from ledgerproject.formats import render_timestamp
+from outbox import renderers
+from outbox.models import Event
+
+T = TypeVar("T")
+
+CREATED, UPDATED, DELETED = "created", "updated", "deleted"
+TRANSACTION_POSTED = "transaction.posted"
+TRANSACTION_COMMITTED = "transaction.committed"
+TRANSACTION_REVERTED = "transaction.reverted"
+TRANSACTION_CANCELED = "transaction.canceled"
+
+RESOURCE_NOUNS = (
+    "organization", "ledger", "instrument", "rate", "product", "portfolio", "account", "template",
+)  # fmt: skip
+TRANSACTION_TYPES = (
+    TRANSACTION_POSTED,
+    TRANSACTION_COMMITTED,
+    TRANSACTION_REVERTED,
+    TRANSACTION_CANCELED,
+)
+CATALOGUE = (
+    tuple(f"{noun}.{action}" for noun in RESOURCE_NOUNS for action in (CREATED, UPDATED, DELETED))
+    + TRANSACTION_TYPES
+)
+
+
+def scope_of(instance: Any) -> tuple[Any, Any]:
+    """(organization id, ledger id) of a resource: an organization is its own scope."""
+    if renderers.noun_of(type(instance)) == "organization":
+        return instance.pk, None
+    if renderers.noun_of(type(instance)) == "ledger":
+        return instance.organization_id, instance.pk
+    return instance.organization_id, getattr(instance, "ledger_id", None)
+
+
+def _plain(data: Any) -> Any:
+    """The rendering as plain JSON values (what the API would send)."""
+    return json.loads(json.dumps(data, cls=DjangoJSONEncoder))
+
+
+def build(event_type: str, instance: Any, data: Any = None) -> Event:
+    organization_id, ledger_id = scope_of(instance)
+    return Event(
+        event_id=new_id(),
+        type=event_type,
+        organization_id=organization_id,
+        ledger_id=ledger_id,
+        resource_id=instance.pk,
+        created_at=timezone.now(),
+        data=_plain(renderers.render(instance) if data is None else data),
+    )
+
+
+def record(instance: T, action: str) -> T:
+    """Write the event ``<noun>.<action>`` of ``instance``, rendered as it is now, in the
+    current database transaction (call it once the change is saved); answers the instance."""
+    build(f"{renderers.noun_of(type(instance))}.{action}", instance).save(force_insert=True)
+    return instance
+
+
+def event_body(event: Event) -> dict[str, Any]:
+    """An event as the events API, the webhooks and the broker send it."""
+    return {
+        "id": str(event.event_id),
+        "type": event.type,
+        "organizationId": str(event.organization_id),
+        "ledgerId": None if event.ledger_id is None else str(event.ledger_id),
+        "resourceId": str(event.resource_id),
+        "createdAt": render_timestamp(event.created_at),
+        "data": event.data,
+    }
+
+
+EVENT_COLUMNS = ("event_id", "type", "organization_id", "ledger_id", "resource_id", "created_at")
+
+
+def event_rows_json(events: list[Event]) -> str:
+    """The events as one JSON array for ``jsonb_to_recordset`` (the posting's statement)."""
+    rows = [{**{c: getattr(e, c) for c in EVENT_COLUMNS}, "data": e.data} for e in events]
+    return json.dumps(rows, cls=DjangoJSONEncoder)

@@ -1,0 +1,68 @@
+"""The back office for events: subscriptions created and changed through the services (the
+secret shown once, a bad URL refused with the API's code), deliveries with their attempts, and
+staff's retry."""
+
+from __future__ import annotations
+
+import pytest
+from django.utils import timezone
+
+from outbox.models import Delivery, DeliveryAttempt, Event, WebhookSubscription
+from tests.admin.helpers import messages_of, run_action, staff_client
+
+pytestmark = pytest.mark.django_db
+
+
+def _form(organization_id, url="https://example.com/h"):
+    return {
+        "organization_id": organization_id,
+        "ledger_id": "",
+        "url": url,
+        "event_types": ["transaction.posted"],
+        "status": "ACTIVE",
+        "description": "",
+    }
+
+
+def test_staff_create_a_subscription_and_see_its_secret_once(organization):
+    client = staff_client("outbox.add_webhooksubscription", "outbox.view_webhooksubscription")
+    response = client.post(
+        "/admin/outbox/webhooksubscription/add/", _form(organization["id"]), follow=True
+    )
+    assert response.status_code == 200
+    created = WebhookSubscription.objects.get()
+    assert any(created.secret in m for m in messages_of(response))
+    page = client.get(f"/admin/outbox/webhooksubscription/{created.pk}/change/")
+    assert created.secret not in page.content.decode()
+
+
+def test_the_admin_refuses_what_the_api_refuses(organization):
+    client = staff_client("outbox.add_webhooksubscription")
+    response = client.post(
+        "/admin/outbox/webhooksubscription/add/", _form(organization["id"], "ftp://x/")
+    )
+    assert response.status_code == 200 and "0120" in response.content.decode()
+    assert not WebhookSubscription.objects.exists()
+
+
+def test_staff_see_attempts_and_retry_a_failed_delivery(organization):
+    now = timezone.now()
+    subscription = WebhookSubscription.objects.create(
+        organization_id=organization["id"], url="https://example.com/h", event_types=["*"],
+        secret="whsec_x", created_at=now, updated_at=now,
+    )  # fmt: skip
+    event = Event.objects.filter(type="organization.created").get()
+    delivery = Delivery.objects.create(subscription=subscription, event=event, status="FAILED",
+        attempts=8, next_attempt_at=now, created_at=now, updated_at=now)  # fmt: skip
+    DeliveryAttempt.objects.create(delivery=delivery, number=8, started_at=now, status_code=503,
+                                   response_body="busy upstream")  # fmt: skip
+    client = staff_client(
+        "outbox.view_delivery", "outbox.change_delivery", "outbox.view_deliveryattempt"
+    )
+    page = client.get(f"/admin/outbox/delivery/{delivery.pk}/change/").content.decode()
+    assert "busy upstream" in page and "503" in page
+    run_action(client, "outbox/delivery", "retry", delivery.pk)
+    delivery.refresh_from_db()
+    assert delivery.status == Delivery.PENDING and delivery.attempts == 0
+    viewer = staff_client("outbox.view_delivery", username="viewer")
+    assert "retry" not in viewer.get("/admin/outbox/delivery/").content.decode()
