@@ -188,6 +188,13 @@ class OverdraftLimitOut(serializers.Serializer):
     scale = serializers.IntegerField()
 
 
+def overdraft_limit_of(balance: Any) -> dict[str, int] | None:
+    """A balance's overdraft limit as rendered: at the balance's scale; null when external."""
+    if balance.is_external:
+        return None
+    return {"amount": balance.overdraft_limit, "scale": balance.scale}
+
+
 class OverdraftLimitIn(InputSerializer):
     amount = StrictIntegerField(min_value=0, max_value=MAX_AMOUNT)
     scale = StrictIntegerField(min_value=0, max_value=18)
@@ -217,10 +224,7 @@ class AccountOut(TimestampsOut):
 
     @extend_schema_field(OverdraftLimitOut(allow_null=True))
     def get_overdraftLimit(self, account: Any) -> dict[str, int] | None:
-        balance = account.balance
-        if balance.is_external:
-            return None
-        return {"amount": balance.overdraft_limit, "scale": balance.scale}
+        return overdraft_limit_of(account.balance)
 
 
 class StrictBooleanField(serializers.BooleanField):
@@ -279,12 +283,19 @@ class LedgerBalanceOut(serializers.Serializer):
     available = serializers.IntegerField()
     onHold = serializers.IntegerField(source="on_hold")
     scale = serializers.IntegerField()
+    overdraftLimit = serializers.SerializerMethodField(
+        help_text="How far below zero available may go, at this scale; null when external."
+    )
     version = serializers.IntegerField()
     allowSending = serializers.BooleanField(source="account.allow_sending")
     allowReceiving = serializers.BooleanField(source="account.allow_receiving")
     createdAt = TimestampField(source="account.created_at")
     updatedAt = TimestampField(source="updated_at")
     deletedAt = TimestampField(source="account.deleted_at")
+
+    @extend_schema_field(OverdraftLimitOut(allow_null=True))
+    def get_overdraftLimit(self, balance: Any) -> dict[str, int] | None:
+        return overdraft_limit_of(balance)
 
 
 # How each resource renders in its events (``outbox.renderers``).

@@ -103,6 +103,7 @@ INLINE_JSON = _closed(
         ),
         "variables": VARIABLES,
         "parentTransactionId": {"type": "string", "format": "uuid", "nullable": True},
+        "expiresAt": {"type": "string", "format": "date-time", "nullable": True},
     },
     "chartOfAccountsGroupName",
     "send",

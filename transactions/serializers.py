@@ -48,6 +48,17 @@ class VariablesField(serializers.Field):
         return value
 
 
+def expires_at_field() -> serializers.DateTimeField:
+    """A pending posting's expiry, the same field on every posting endpoint."""
+    return serializers.DateTimeField(
+        source="expires_at",
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="A pending transaction still pending at this instant is canceled.",
+    )
+
+
 class TransactionIn(InputSerializer):
     transactionTypeCode = serializers.CharField(max_length=100, source="template_code")
     variables = VariablesField(required=False, default=dict)
@@ -57,13 +68,7 @@ class TransactionIn(InputSerializer):
         max_length=2000, required=False, allow_null=True, allow_blank=True
     )
     pending = StrictBooleanField(required=False, allow_null=True, default=None)
-    expiresAt = serializers.DateTimeField(
-        source="expires_at",
-        required=False,
-        allow_null=True,
-        default=None,
-        help_text="A pending transaction still pending at this instant is canceled.",
-    )
+    expiresAt = expires_at_field()
 
 
 class CommitIn(InputSerializer):
@@ -85,6 +90,7 @@ class InlineOptionsIn(InputSerializer):
         max_length=2000, required=False, allow_null=True, allow_blank=True
     )
     pending = StrictBooleanField(required=False, allow_null=True, default=None)
+    expiresAt = expires_at_field()
 
 
 class InlineDslIn(InlineOptionsIn):
@@ -101,6 +107,7 @@ class InlineJsonIn(InputSerializer):
 
     variables = VariablesField(required=False, default=dict)
     parentTransactionId = serializers.UUIDField(source="parent_id", required=False, allow_null=True)
+    expiresAt = expires_at_field()
 
 
 class TransactionBatchItemIn(TransactionIn):

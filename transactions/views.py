@@ -173,7 +173,9 @@ class TransactionInlineJson(ScopedAPIView):
         body = request.data
         if not isinstance(body, dict):
             raise LedgerError(ErrorCode.BAD_REQUEST, "The request body must be a JSON object.")
-        options = {k: body[k] for k in ("variables", "parentTransactionId") if k in body}
+        options = {
+            k: body[k] for k in ("variables", "parentTransactionId", "expiresAt") if k in body
+        }
         data = validated(InlineJsonIn, options)
         tree = {k: v for k, v in body.items() if k not in options}
         return post_one(self.ledger, request, {**data, "inline": template_from_json(tree)}, body)

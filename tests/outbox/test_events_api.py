@@ -6,10 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from outbox.events import CATALOGUE
 from outbox.models import Event
 from tests.conftest import Api, assert_error, make_token
+from transactions import expiry
+from transactions.models import Transaction
 
 pytestmark = pytest.mark.django_db
 
@@ -171,3 +174,32 @@ def test_the_catalogue_covers_every_resource():
             assert f"{noun}.{action}" in CATALOGUE
     assert {"transaction.posted", "transaction.committed", "transaction.reverted",
             "transaction.canceled"} <= set(CATALOGUE)  # fmt: skip
+
+
+def test_expiry_partial_commit_and_inline_postings_write_their_events(book):
+    """An expired hold is canceled through the one cancel (``transaction.canceled``), a partial
+    commit is a commit, and an inline posting is a posting: each writes its event."""
+    book.fund("@alice", 10_000)
+    variables = {"amount": 10, "fee": 0, "source": "@alice", "destination": "@bob"}
+    body = {"transactionTypeCode": "PAYMENT_HELD", "variables": variables}
+    expiring = book.post(body).json()
+    Transaction.objects.filter(pk=expiring["id"]).update(expires_at=timezone.now())
+    assert expiry.expire_due(limit=10) >= 1
+    partial = book.post(body).json()
+    committed = book.api.post(f"{book.url}/transactions/{partial['id']}/commit", {"amount": 4})
+    assert committed.status_code == 200, committed.content
+    inline = book.api.post(
+        f"{book.url}/transactions/json",
+        {"chartOfAccountsGroupName": "G", "send": {"asset": "BRL",
+         "amount": {"terms": [{"literal": 3}], "scale": 2},
+         "source": [{"account": {"alias": "@alice"}, "asset": "BRL",
+                     "amount": {"terms": [{"literal": 3}], "scale": 2}}]},
+         "distribute": {"to": [], "remaining": {"account": {"alias": "@bob"}}}},
+    )  # fmt: skip
+    assert inline.status_code == 201, inline.content
+    tx_events = [e for e in _events(book.api, book.url) if e["type"].startswith("transaction.")]
+    by_id = {(e["type"], e["data"]["id"]): e for e in tx_events}
+    canceled = [e for e in tx_events if e["type"] == "transaction.canceled"]
+    assert [e["data"]["parentTransactionId"] for e in canceled] == [expiring["id"]]
+    assert by_id[("transaction.committed", partial["id"])]["data"] == committed.json()
+    assert ("transaction.posted", inline.json()["id"]) in by_id

@@ -11,8 +11,8 @@ from tests.conftest import Api, assert_error, make_token
 
 BALANCE_FIELDS = {
     "id", "organizationId", "ledgerId", "accountId", "alias", "assetCode", "accountType",
-    "available", "onHold", "scale", "version", "allowSending", "allowReceiving", "createdAt",
-    "updatedAt", "deletedAt",
+    "available", "onHold", "scale", "overdraftLimit", "version", "allowSending",
+    "allowReceiving", "createdAt", "updatedAt", "deletedAt",
 }  # fmt: skip
 
 
@@ -102,3 +102,14 @@ def test_an_accounts_balances(book):
     missing = "0190f0a0-0000-7000-8000-000000000000"
     assert_error(book.api.get(f"{book.url}/accounts/{missing}/balances"), 404, "0007")
     assert_error(book.api.get(f"{book.url}/accounts/nope/balances"), 404, "0007")
+
+
+def test_a_balance_shows_its_overdraft_limit(book):
+    """The limit at the balance's scale (an empty balance is at scale 0, so 25.00 is 25);
+    external balances are unbounded (null)."""
+    book.account("@carol", overdraftLimit={"amount": 2500, "scale": 2})
+    rows = {row["alias"]: row for row in book.api.get(f"{book.url}/balances").json()}
+    assert rows["@carol"]["overdraftLimit"] == {"amount": 25, "scale": rows["@carol"]["scale"]}
+    assert rows["@carol"]["scale"] == 0
+    assert rows["@alice"]["overdraftLimit"]["amount"] == 0
+    assert rows["@external/BRL"]["overdraftLimit"] is None

@@ -5,8 +5,10 @@ through the parser/checks/planner of stored templates and post through the one e
 from __future__ import annotations
 
 import copy
+import datetime as dt
 
 import pytest
+from django.utils import timezone
 
 from tests.conftest import assert_error
 from transactions.models import Transaction
@@ -274,3 +276,22 @@ def test_tolerance_detects_a_duplicate(funded):
     assert second.headers.get("Idempotent-Replayed") == "true"
     assert second.json()["id"] == first.json()["id"]
     assert funded.available("@alice") == 850
+
+
+def test_inline_holds_take_an_expiry_on_both_endpoints(funded):
+    """``expiresAt`` is a posting option like ``pending``: the JSON wrapper of the text and the
+    JSON tree both take it, and a commit past it is refused like any expired hold's."""
+    soon = (timezone.now() + dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S+0000")
+    wrapped = {"dsl": TEXT, "pending": True, "expiresAt": soon}
+    response = funded.api.post(f"{funded.url}/transactions/dsl", wrapped)
+    assert response.status_code == 201, response.content
+    assert (response.json()["status"], response.json()["expiresAt"]) == ("PRE_APPROVED", soon)
+
+    tree = {**JSON, "pending": True, "expiresAt": soon}
+    response = as_json(funded, tree)
+    assert response.status_code == 201, response.content
+    tx = response.json()
+    assert tx["expiresAt"] == soon
+    Transaction.objects.filter(pk=tx["id"]).update(expires_at=timezone.now() - dt.timedelta(1))
+    late = funded.api.post(f"{funded.url}/transactions/{tx['id']}/commit", {})
+    assert_error(late, 422, "0099")
