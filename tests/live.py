@@ -62,7 +62,8 @@ def _database(suffix: str, tmp_path: Path) -> Iterator[str]:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def _manage(env: dict[str, str], *args: str) -> str:
+def manage(env: dict[str, str], *args: str) -> str:
+    """``manage.py args`` in a subprocess with ``env``; its standard output (it must succeed)."""
     done = subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=ROOT,
@@ -89,8 +90,8 @@ def live_service(suffix: str, tmp_path: Path) -> Iterator[Live]:
             "LOG_LEVEL": "ERROR",
         }
         env.pop("DEBUG", None)
-        _manage(env, "migrate", "--noinput")
-        token = _manage(env, "create_token", f"live-{suffix}").strip().splitlines()[-1]
+        manage(env, "migrate", "--noinput")
+        token = manage(env, "create_token", f"live-{suffix}").strip().splitlines()[-1]
         port = free_port(8300, 8400)
         log = (tmp_path / "gunicorn.log").open("ab")
         process = subprocess.Popen(

@@ -59,8 +59,9 @@ def expires_at_field() -> serializers.DateTimeField:
     )
 
 
-class TransactionIn(InputSerializer):
-    transactionTypeCode = serializers.CharField(max_length=100, source="template_code")
+class PostingOptionsIn(InputSerializer):
+    """What every posting takes besides its template (a stored one's code, or an inline one)."""
+
     variables = VariablesField(required=False, default=dict)
     metadata = MetadataField(required=False, default=dict)
     parentTransactionId = serializers.UUIDField(source="parent_id", required=False, allow_null=True)
@@ -69,6 +70,15 @@ class TransactionIn(InputSerializer):
     )
     pending = StrictBooleanField(required=False, allow_null=True, default=None)
     expiresAt = expires_at_field()
+
+
+class TransactionIn(PostingOptionsIn):
+    transactionTypeCode = serializers.CharField(max_length=100, source="template_code")
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        """The template's code first, as clients write it (and as errors and the schema list it)."""
+        fields = dict(super().get_fields())
+        return {"transactionTypeCode": fields.pop("transactionTypeCode"), **fields}
 
 
 class CommitIn(InputSerializer):
@@ -79,21 +89,7 @@ class CommitIn(InputSerializer):
     scale = StrictIntegerField(min_value=0, max_value=18, required=False)
 
 
-class InlineOptionsIn(InputSerializer):
-    """What an inline posting takes besides its template: the same fields as a posting from a
-    stored template, without ``transactionTypeCode``."""
-
-    variables = VariablesField(required=False, default=dict)
-    metadata = MetadataField(required=False, default=dict)
-    parentTransactionId = serializers.UUIDField(source="parent_id", required=False, allow_null=True)
-    description = serializers.CharField(
-        max_length=2000, required=False, allow_null=True, allow_blank=True
-    )
-    pending = StrictBooleanField(required=False, allow_null=True, default=None)
-    expiresAt = expires_at_field()
-
-
-class InlineDslIn(InlineOptionsIn):
+class InlineDslIn(PostingOptionsIn):
     """``POST .../transactions/dsl`` as JSON: the template-language text and its variables."""
 
     dsl = serializers.CharField(

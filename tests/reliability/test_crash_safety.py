@@ -30,6 +30,7 @@ import pytest
 import requests
 from django.conf import settings
 
+from tests.live import manage
 from tests.net import free_port
 from tests.reliability.conftest import scaled
 from tests.transactions.conftest import FUND, PAYMENT
@@ -213,20 +214,6 @@ class Ledger:
                 return
 
 
-def _manage(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
-
-
 def test_acknowledged_postings_survive_kill_9(crash_database, tmp_path):
     user = DATABASE.get("USER") or ""
     auth = f"{user}:{DATABASE['PASSWORD']}@" if DATABASE.get("PASSWORD") else f"{user}@"
@@ -241,8 +228,8 @@ def test_acknowledged_postings_survive_kill_9(crash_database, tmp_path):
         "LOG_LEVEL": "ERROR",
     }
     env.pop("DEBUG", None)
-    _manage(env, "migrate", "--noinput")
-    token = _manage(env, "create_token", "crash").strip().splitlines()[-1]
+    manage(env, "migrate", "--noinput")
+    token = manage(env, "create_token", "crash").strip().splitlines()[-1]
     server = Server(env, free_port(8200, 8300), tmp_path / "gunicorn.log")
     server.start()
     ledger = Ledger(base=server.base, token=token)
@@ -271,7 +258,7 @@ def test_acknowledged_postings_survive_kill_9(crash_database, tmp_path):
         payments = _payments(crash_database)
         assert payments == set(ledger.acknowledged.values())
         assert len(payments) == len(ledger.acknowledged)
-        report = _manage(env, "check_ledger")
+        report = manage(env, "check_ledger")
         assert report.rstrip().splitlines()[-1].startswith("OK"), report
     finally:
         if server.process is not None and server.process.poll() is None:
