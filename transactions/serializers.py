@@ -7,12 +7,13 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from ledgerproject.api.fields import MetadataField, TimestampField
+from ledgerproject.api.fields import MetadataField, TimestampField, declared
 from ledgerproject.api.schema import ErrorSerializer
 from ledgerproject.api.serializers import InputSerializer
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.formats import render_timestamp
 from templates_dsl.limits import MAX_TEMPLATE_BYTES
+from transactions import selectors
 from transactions.engine import MAX_BATCH
 
 
@@ -226,10 +227,20 @@ class PointInTimeBalanceOut(serializers.Serializer):
     scale = serializers.IntegerField()
 
 
+_CHART_DATE = {
+    "type": "string",
+    "nullable": True,
+    "anyOf": [{"format": "date"}, {"format": "date-time"}],
+}
+
+
 class ChartIn(InputSerializer):
-    type = serializers.CharField(max_length=64)
-    startDate = serializers.CharField(required=False, allow_null=True)
-    endDate = serializers.CharField(required=False, allow_null=True)
+    type = declared(
+        serializers.CharField,
+        {"type": "string", "enum": [*selectors.CHART_TYPES, *selectors.CHART_ALIASES]},
+    )(max_length=64)
+    startDate = declared(serializers.CharField, _CHART_DATE)(required=False, allow_null=True)
+    endDate = declared(serializers.CharField, _CHART_DATE)(required=False, allow_null=True)
 
 
 class ChartItemOut(serializers.Serializer):

@@ -101,3 +101,10 @@ class StrictIntegerField(serializers.Field):
         if self.max_value is not None and data > self.max_value:
             raise serializers.ValidationError(f"Must be at most {self.max_value}.")
         return data
+
+
+def declared(field_class: type[serializers.Field], schema: dict[str, Any]) -> Any:
+    """``field_class`` with ``schema`` as its OpenAPI schema: the rule a service checks after
+    the serializer (with its own error code), stated where the schema can say it."""
+    named = type(f"Declared{field_class.__name__}", (field_class,), {})
+    return extend_schema_field(schema)(named)

@@ -11,6 +11,7 @@ schema documents, and every response (body, content type, headers) conforms to t
 from __future__ import annotations
 
 import hashlib
+import os
 from collections import Counter
 from typing import Any
 
@@ -24,6 +25,7 @@ from schemathesis.checks import CHECKS as CHECKS_REGISTRY
 
 from tests.conftest import make_token
 from tests.reliability.conftest import RESOURCE_OF_SEGMENT, scaled
+from tests.reliability.fuzz_client import Caller, know
 from tests.transactions.conftest import Book
 
 CHECKS = CHECKS_REGISTRY.get_all()
@@ -144,8 +146,10 @@ def real(book: Book) -> dict[str, Any]:
     )
     make("instruments", {"name": "Gold", "type": "commodity", "code": "XAU"})
     org, ledger = url.split("/")[3], url.split("/")[5]
+    token = make_token("fuzzer")
     return {
-        "token": make_token("fuzzer"),
+        "token": token,
+        "caller": Caller(token, org, ledger),
         "organization": org,
         "ledger": ledger,
         "account": book.accounts["@alice"]["id"],
@@ -208,10 +212,15 @@ def figures() -> Any:
 @pytest.mark.slow
 def test_the_api_honours_its_schema(case, real, wsgi_in_test_transaction):
     aimed = aim(case, real)
+    label = short_label(case.operation.method, case.operation.path)
+    positive = case.meta is not None and not case.meta.generation.mode.is_negative
+    if aimed and positive:
+        know(case, label, real, real["caller"])
     response = case.call(headers={"Authorization": f"Bearer {real['token']}"})
     FIGURES[str(response.status_code)] += 1
-    if aimed and case.meta is not None and not case.meta.generation.mode.is_negative:
-        label = short_label(case.operation.method, case.operation.path)
+    if aimed and positive:
         POSITIVE[label] += 1
+        if os.environ.get("FUZZ_DEBUG") and response.status_code >= 300:
+            print("REFUSED", label, response.status_code, response.text[:300], str(case.body)[:300])
         ACCEPTED[label] += 200 <= response.status_code < 300
     case.validate_response(response, checks=CHECKS)
