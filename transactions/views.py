@@ -16,6 +16,7 @@ from ledgerproject.api.filters import known_filters, run_filterset
 from ledgerproject.api.pagination import KeysetPage
 from ledgerproject.api.schema import (
     COMMON_ERRORS,
+    NO_NUL,
     date_parameter,
     error_responses,
     metadata_parameter,
@@ -61,10 +62,15 @@ LIST_PARAMS = [
     metadata_parameter(),
     *page_parameters(),
 ]
+IDEMPOTENCY_KEY = {"type": "string", "minLength": 1, "maxLength": 255, "pattern": NO_NUL}
 KEY_HEADERS = [
-    OpenApiParameter("idempotencyKey", str, OpenApiParameter.HEADER),
-    OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER),
-    OpenApiParameter("tolerance", int, OpenApiParameter.HEADER),
+    OpenApiParameter("idempotencyKey", IDEMPOTENCY_KEY, OpenApiParameter.HEADER),
+    OpenApiParameter("Idempotency-Key", IDEMPOTENCY_KEY, OpenApiParameter.HEADER),
+    OpenApiParameter(
+        "tolerance",
+        {"type": "integer", "minimum": 0, "maximum": idempotency.MAX_TOLERANCE},
+        OpenApiParameter.HEADER,
+    ),
 ]
 
 

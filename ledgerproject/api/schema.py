@@ -6,11 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 import django_filters
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 
+from ledgerproject.api.fields import StatusSchema
 from ledgerproject.api.filters import MultiValueFilter
+from ledgerproject.api.serializers import InputSerializer
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -100,7 +103,44 @@ def date_parameter(name: str, description: str) -> Any:
     return OpenApiParameter(name, DATE_OR_TIMESTAMP_SCHEMA, description=description)
 
 
+class StrictIntegerSchema(OpenApiSerializerFieldExtension):
+    """A ``StrictIntegerField``: an int64 with the field's own bounds."""
+
+    target_class = "ledgerproject.api.fields.StrictIntegerField"
+
+    def map_serializer_field(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": "integer", "format": "int64"}
+        if self.target.min_value is not None:
+            schema["minimum"] = self.target.min_value
+        if self.target.max_value is not None:
+            schema["maximum"] = self.target.max_value
+        return schema
+
+
 class LedgerAutoSchema(AutoSchema):
+    def _map_serializer_field(
+        self, field: Any, direction: Any, bypass_extensions: bool = False
+    ) -> dict[str, Any]:
+        """A JSON body with a NUL character anywhere is refused (0047): no string holds one."""
+        result: dict[str, Any] = super()._map_serializer_field(field, direction, bypass_extensions)
+        if isinstance(field, serializers.ListField) and result.get("type") == "array":
+            # Also when the field's schema is declared (its items): its bounds are the field's.
+            if not field.allow_empty:
+                result.setdefault("minItems", max(1, field.min_length or 1))
+            if field.max_length is not None:
+                result.setdefault("maxItems", field.max_length)
+        plain = not {"pattern", "enum", "format"} & set(result)
+        if direction == "request" and result.get("type") == "string" and plain:
+            result["pattern"] = NO_NUL
+        return result
+
+    def _map_basic_serializer(self, serializer: Any, direction: Any) -> dict[str, Any]:
+        """A request body refuses fields it does not declare (0053): a closed object."""
+        result: dict[str, Any] = super()._map_basic_serializer(serializer, direction)
+        if direction == "request" and isinstance(serializer, (InputSerializer, StatusSchema)):
+            result["additionalProperties"] = False
+        return result
+
     def _get_response_bodies(self, direction: Any = "response") -> dict[str, Any]:
         """Every write that takes a body may be too large: 413 in the error envelope."""
         responses = super()._get_response_bodies(direction)
