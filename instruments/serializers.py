@@ -12,6 +12,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from instruments import services
 from instruments.models import Instrument
 from ledgerproject.api.fields import MetadataField, StatusField, StrictIntegerField, declared
 from ledgerproject.api.serializers import InputSerializer
@@ -43,7 +44,12 @@ class InstrumentCreateIn(InputSerializer):
     )
     code = declared(
         serializers.CharField,
-        {"type": "string", "pattern": "^[A-Z0-9]+$", "minLength": 1, "maxLength": 100},
+        {
+            "type": "string",
+            "pattern": "^[A-Z0-9]+$",
+            "minLength": 1,
+            "maxLength": services.MAX_CODE_LENGTH,
+        },
     )(max_length=100)
     status = StatusField(required=False)
     metadata = MetadataField(required=False)

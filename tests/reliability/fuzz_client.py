@@ -164,7 +164,7 @@ def _inline_json(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def _postings(case: Any, label: str) -> None:
-    headers = case.headers if isinstance(case.headers, dict) else {}
+    headers = case.headers if case.headers is not None else {}  # a case-insensitive mapping
     for name in ("idempotencyKey", "Idempotency-Key"):
         if name in headers:
             headers[name] = f"fz-{_run}-{next(_serial)}"  # a key per posting, as a client makes one

@@ -170,6 +170,13 @@ def test_the_api_honours_its_schema(case, real, wsgi_in_test_transaction):
     if aimed and positive:
         POSITIVE[label] += 1
         if os.environ.get("FUZZ_DEBUG") and response.status_code >= 300:
-            print("REFUSED", label, response.status_code, response.text[:300], str(case.body)[:300])
+            print(
+                "REFUSED",
+                label,
+                response.status_code,
+                response.text[:300],
+                str(case.body)[:300],
+                case.headers,
+            )
         ACCEPTED[label] += 200 <= response.status_code < 300
     case.validate_response(response, checks=CHECKS)
