@@ -12,8 +12,9 @@ from typing import Any
 
 from rest_framework import serializers
 
+from instruments import services
 from instruments.models import Instrument, Rate
-from ledgerproject.api.fields import MetadataField, StatusField, StrictIntegerField
+from ledgerproject.api.fields import MetadataField, StatusField, StrictIntegerField, declared
 from ledgerproject.api.serializers import InputSerializer
 from organizations.serializers import TIMESTAMPS, TimestampsOut
 from outbox import renderers
@@ -39,8 +40,18 @@ class InstrumentCreateIn(InputSerializer):
 
     unmodifiable = TIMESTAMPS | IDS
     name = serializers.CharField(max_length=256)
-    type = serializers.CharField(max_length=20)
-    code = serializers.CharField(max_length=100)
+    type = declared(serializers.CharField, {"type": "string", "enum": list(Instrument.TYPES)})(
+        max_length=20
+    )
+    code = declared(
+        serializers.CharField,
+        {
+            "type": "string",
+            "pattern": "^[A-Z0-9]+$",
+            "minLength": 1,
+            "maxLength": services.MAX_CODE_LENGTH,
+        },
+    )(max_length=100)
     status = StatusField(required=False)
     metadata = MetadataField(required=False)
 

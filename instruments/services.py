@@ -23,6 +23,9 @@ from organizations.models import Balance, Ledger
 from outbox import events
 
 CODE_PATTERN = re.compile(r"[A-Z0-9]+")
+# The instrument's external account is ``@external/<CODE>``, and an alias is at most 101
+# characters: a longer code could not name it (PostgreSQL refused the row: a 500).
+MAX_CODE_LENGTH = 101 - len("@external/")
 INACTIVE_STATUS = {"status_code": "INACTIVE", "status_description": None}
 
 
@@ -40,6 +43,12 @@ def instrument_validate(*, type: str, code: str) -> None:
             ErrorCode.CODE_UPPERCASE,
             "code must be upper-case letters and digits.",
             fields={"code": "upper-case letters and digits only"},
+        )
+    if len(code) > MAX_CODE_LENGTH:
+        raise LedgerError(
+            ErrorCode.BAD_REQUEST,
+            f"code may have at most {MAX_CODE_LENGTH} characters.",
+            fields={"code": f"at most {MAX_CODE_LENGTH} characters"},
         )
     if type == "currency" and pycountry.currencies.get(alpha_3=code) is None:
         raise LedgerError(

@@ -44,6 +44,13 @@ def env_int(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name} must be a whole number: {exc}.") from exc
 
 
+def env_float(name: str, default: float) -> float:
+    try:
+        return _env.float(name, default=default)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be a number (seconds): {exc}.") from exc
+
+
 DEBUG = env_bool("DEBUG")
 SECRET_KEY = _env.str("SECRET_KEY", default="")
 if not SECRET_KEY:
@@ -252,14 +259,15 @@ LOGGING = {
 }
 
 # Events (docs/EVENTS.md): the webhook worker and the optional RabbitMQ publisher.
-WEBHOOK_TIMEOUT = float(os.environ.get("LEDGER_WEBHOOK_TIMEOUT", "10"))
-WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("LEDGER_WEBHOOK_MAX_ATTEMPTS", "8"))
-WEBHOOK_BACKOFF_BASE = float(os.environ.get("LEDGER_WEBHOOK_BACKOFF_BASE", "5"))
-WEBHOOK_BACKOFF_MAX = float(os.environ.get("LEDGER_WEBHOOK_BACKOFF_MAX", "3600"))
+WEBHOOK_TIMEOUT = env_float("LEDGER_WEBHOOK_TIMEOUT", 10)
+WEBHOOK_MAX_ATTEMPTS = env_int("LEDGER_WEBHOOK_MAX_ATTEMPTS", 8)
+WEBHOOK_BACKOFF_BASE = env_float("LEDGER_WEBHOOK_BACKOFF_BASE", 5)
+WEBHOOK_BACKOFF_MAX = env_float("LEDGER_WEBHOOK_BACKOFF_MAX", 3600)
 # Loopback and private addresses are refused at delivery time unless this is set.
 WEBHOOK_ALLOW_PRIVATE_NETWORKS = env_bool("LEDGER_WEBHOOK_ALLOW_PRIVATE_NETWORKS")
-AMQP_URL = os.environ.get("LEDGER_AMQP_URL", "")
-AMQP_EXCHANGE = os.environ.get("LEDGER_AMQP_EXCHANGE", "ledger.events")
+AMQP_URL = _env.str("LEDGER_AMQP_URL", default="")
+AMQP_EXCHANGE = _env.str("LEDGER_AMQP_EXCHANGE", default="ledger.events")
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"] = {
     "WebhookStatusEnum": "outbox.models.WebhookSubscription.STATUSES",
+    "TransactionStatusEnum": "transactions.models.Transaction.STATUSES",
 }

@@ -9,7 +9,13 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ledgerproject.amounts import MAX_AMOUNT
-from ledgerproject.api.fields import MetadataField, StatusField, StrictIntegerField, TimestampField
+from ledgerproject.api.fields import (
+    MetadataField,
+    StatusField,
+    StrictIntegerField,
+    TimestampField,
+    declared,
+)
 from ledgerproject.api.serializers import InputSerializer
 from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.models import Account, Ledger, Organization, Portfolio, Product
@@ -32,7 +38,10 @@ class AddressIn(InputSerializer):
     zipCode = serializers.CharField(max_length=32, required=False, allow_blank=True)
     city = serializers.CharField(max_length=128, required=False, allow_blank=True)
     state = serializers.CharField(max_length=128, required=False, allow_blank=True)
-    country = serializers.CharField(max_length=2)
+    country = declared(
+        serializers.CharField,
+        {"type": "string", "enum": sorted(c.alpha_2 for c in pycountry.countries)},
+    )(max_length=2)
 
     def validate_country(self, value: str) -> str:
         if len(value) != 2 or not value.isupper() or pycountry.countries.get(alpha_2=value) is None:

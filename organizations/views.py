@@ -12,7 +12,12 @@ from rest_framework.response import Response
 
 from ledgerproject.api.filters import run_filterset
 from ledgerproject.api.pagination import KeysetPage
-from ledgerproject.api.schema import COMMON_ERRORS, error_responses
+from ledgerproject.api.schema import (
+    COMMON_ERRORS,
+    error_responses,
+    page_parameters,
+    text_parameter,
+)
 from ledgerproject.api.views import CollectionView, ItemView, ScopedAPIView
 from organizations import contents, filters, selectors, services
 from organizations import serializers as s
@@ -178,11 +183,9 @@ class AccountByAlias(ScopedAPIView):
 
 
 BALANCE_PARAMS = [
-    OpenApiParameter("limit", int, description="Page size, 1 to 1000 (default 100)."),
-    OpenApiParameter("cursor", str, description="Opaque cursor from the Link header."),
-    OpenApiParameter("sort_order", str, enum=["asc", "desc"]),
-    OpenApiParameter("alias", str, description="The account's alias."),
-    OpenApiParameter("assetCode", str),
+    *page_parameters(),
+    text_parameter("alias", description="The account's alias."),
+    text_parameter("assetCode"),
     OpenApiParameter(
         "nonZero", str, enum=["true", "false"], description="true: available or onHold not 0."
     ),

@@ -8,13 +8,14 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ledgerproject.amounts import MAX_AMOUNT
-from ledgerproject.api.fields import MetadataField, StrictIntegerField, TimestampField
+from ledgerproject.api.fields import MetadataField, StrictIntegerField, TimestampField, declared
 from ledgerproject.api.schema import ErrorSerializer
 from ledgerproject.api.serializers import InputSerializer
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.formats import render_timestamp
 from outbox import renderers
 from templates_dsl.limits import MAX_TEMPLATE_BYTES
+from transactions import selectors
 from transactions.engine import MAX_BATCH
 from transactions.models import Transaction
 
@@ -210,7 +211,7 @@ class TransactionOut(serializers.Serializer):
     inline = serializers.BooleanField(
         help_text="true when the transaction was posted with no stored template (inline)."
     )
-    status = serializers.ChoiceField(choices=["CREATED", "PRE_APPROVED", "SENT", "CANCELED"])
+    status = serializers.ChoiceField(choices=Transaction.STATUSES)
     amount = AmountField()
     assetCode = serializers.CharField(source="asset_code")
     chartOfAccountsGroupName = serializers.CharField(source="chart_of_accounts_group_name")
@@ -253,10 +254,20 @@ class PointInTimeBalanceOut(serializers.Serializer):
     scale = serializers.IntegerField()
 
 
+_CHART_DATE = {
+    "type": "string",
+    "nullable": True,
+    "anyOf": [{"format": "date"}, {"format": "date-time"}],
+}
+
+
 class ChartIn(InputSerializer):
-    type = serializers.CharField(max_length=64)
-    startDate = serializers.CharField(required=False, allow_null=True)
-    endDate = serializers.CharField(required=False, allow_null=True)
+    type = declared(
+        serializers.CharField,
+        {"type": "string", "enum": [*selectors.CHART_TYPES, *selectors.CHART_ALIASES]},
+    )(max_length=64)
+    startDate = declared(serializers.CharField, _CHART_DATE)(required=False, allow_null=True)
+    endDate = declared(serializers.CharField, _CHART_DATE)(required=False, allow_null=True)
 
 
 class ChartItemOut(serializers.Serializer):

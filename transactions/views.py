@@ -14,7 +14,15 @@ from rest_framework.response import Response
 from ledgerproject.api.exceptions import api_error_for
 from ledgerproject.api.filters import known_filters, run_filterset
 from ledgerproject.api.pagination import KeysetPage
-from ledgerproject.api.schema import COMMON_ERRORS, error_responses
+from ledgerproject.api.schema import (
+    COMMON_ERRORS,
+    NO_NUL,
+    date_parameter,
+    error_responses,
+    metadata_parameter,
+    page_parameters,
+    text_parameter,
+)
 from ledgerproject.api.serializers import validated
 from ledgerproject.api.views import ScopedAPIView
 from ledgerproject.errors import ErrorCode, LedgerError
@@ -46,21 +54,24 @@ from transactions.serializers import (
 ERRORS = error_responses(*COMMON_ERRORS, 409, 422)
 
 LIST_PARAMS = [
-    OpenApiParameter("beginDate", str, description="Inclusive date or timestamp."),
-    OpenApiParameter("endDate", str, description="Inclusive date or timestamp."),
-    OpenApiParameter("assetCode", str),
-    OpenApiParameter("status", str, many=True),
-    OpenApiParameter("type", str, description="Template code."),
-    OpenApiParameter("parentTransactionId", str),
-    OpenApiParameter("metadata", str, many=True, description="<key>:<value>, repeatable."),
-    OpenApiParameter("limit", int),
-    OpenApiParameter("cursor", str),
-    OpenApiParameter("sort_order", str, enum=["asc", "desc"]),
+    date_parameter("beginDate", "Inclusive date or timestamp."),
+    date_parameter("endDate", "Inclusive date or timestamp."),
+    text_parameter("assetCode"),
+    text_parameter("status", many=True),
+    text_parameter("type", description="Template code."),
+    OpenApiParameter("parentTransactionId", {"type": "string", "format": "uuid"}),
+    metadata_parameter(),
+    *page_parameters(),
 ]
+IDEMPOTENCY_KEY = {"type": "string", "minLength": 1, "maxLength": 255, "pattern": NO_NUL}
 KEY_HEADERS = [
-    OpenApiParameter("idempotencyKey", str, OpenApiParameter.HEADER),
-    OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER),
-    OpenApiParameter("tolerance", int, OpenApiParameter.HEADER),
+    OpenApiParameter("idempotencyKey", IDEMPOTENCY_KEY, OpenApiParameter.HEADER),
+    OpenApiParameter("Idempotency-Key", IDEMPOTENCY_KEY, OpenApiParameter.HEADER),
+    OpenApiParameter(
+        "tolerance",
+        {"type": "integer", "minimum": 0, "maximum": idempotency.MAX_TOLERANCE},
+        OpenApiParameter.HEADER,
+    ),
 ]
 
 
@@ -317,7 +328,7 @@ class AccountOperations(AccountScopedView):
 
 class AccountBalanceAt(AccountScopedView):
     @extend_schema(
-        parameters=[OpenApiParameter("at", str, description="Date or timestamp; default now.")],
+        parameters=[date_parameter("at", "Date or timestamp; default now.")],
         responses={200: PointInTimeBalanceOut, **ERRORS},
     )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -343,7 +354,13 @@ class ChartView(ScopedAPIView):
 
     @extend_schema(
         request=ChartIn,
-        parameters=[OpenApiParameter("limit", int, description="totalAmountByAsset: 1 to 100.")],
+        parameters=[
+            OpenApiParameter(
+                "limit",
+                {"type": "integer", "minimum": 1, "maximum": 100},
+                description="totalAmountByAsset: 1 to 100.",
+            )
+        ],
         responses={200: ChartOut, **ERRORS},
     )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -13,7 +12,7 @@ from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.formats import (
     render_timestamp,
 )
-from ledgerproject.metadata import validate_metadata
+from ledgerproject.metadata import MAX_KEYS, MAX_VALUE_LENGTH, validate_metadata
 
 STATUS_DEFAULT = {"status_code": "ACTIVE", "status_description": None}
 
@@ -68,8 +67,13 @@ class StatusField(serializers.Field):
 @extend_schema_field(
     {
         "type": "object",
+        "maxProperties": MAX_KEYS,
         "additionalProperties": {
-            "oneOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"}]
+            "oneOf": [
+                {"type": "string", "maxLength": MAX_VALUE_LENGTH, "pattern": "^[^\\u0000]*$"},
+                {"type": "number"},
+                {"type": "boolean"},
+            ]
         },
     }
 )
@@ -81,9 +85,9 @@ class MetadataField(serializers.Field):
         return validate_metadata(data, field=self.field_name or "metadata")
 
 
-@extend_schema_field(OpenApiTypes.INT64)
 class StrictIntegerField(serializers.Field):
-    """A JSON integer (never a float, a bool or a string of digits)."""
+    """A JSON integer (never a float, a bool or a string of digits); its schema, with its
+    bounds, comes from ``schema.StrictIntegerSchema``."""
 
     def __init__(self, *, min_value: int | None = None, max_value: int | None = None, **kw: Any):
         self.min_value = min_value
@@ -101,3 +105,10 @@ class StrictIntegerField(serializers.Field):
         if self.max_value is not None and data > self.max_value:
             raise serializers.ValidationError(f"Must be at most {self.max_value}.")
         return data
+
+
+def declared(field_class: type[serializers.Field], schema: dict[str, Any]) -> Any:
+    """``field_class`` with ``schema`` as its OpenAPI schema: the rule a service checks after
+    the serializer (with its own error code), stated where the schema can say it."""
+    named = type(f"Declared{field_class.__name__}", (field_class,), {})
+    return extend_schema_field(schema)(named)

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import django_filters
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 
+from ledgerproject.api.fields import StatusSchema
 from ledgerproject.api.filters import MultiValueFilter
+from ledgerproject.api.serializers import InputSerializer
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -43,8 +47,100 @@ def error_responses(*statuses: int) -> dict[int, OpenApiResponse]:
 
 COMMON_ERRORS = (400, 401, 403, 404, 405, 415, 429)
 
+# What the list parameters' parsers enforce (pagination.py, filters.py, formats.py), stated
+# as JSON Schema. Any query value with a NUL character is 0082; an empty cursor is no cursor.
+NO_NUL = "^[^\\u0000]*$"
+LIMIT_SCHEMA = {"type": "integer", "minimum": 1, "maximum": 1000}
+CURSOR_SCHEMA = {"type": "string", "pattern": "^[A-Za-z0-9_-]*$"}
+METADATA_FILTER_SCHEMA = {"type": "string", "pattern": "^[^:\\u0000]+:[^\\u0000]*$"}
+TEXT_FILTER_SCHEMA = {"type": "string", "pattern": NO_NUL}
+# A date (YYYY-MM-DD) or an ISO 8601 timestamp, between 0001-01-02 and 9999-12-30 UTC.
+DATE_OR_TIMESTAMP_SCHEMA = {
+    "type": "string",
+    "anyOf": [{"format": "date"}, {"format": "date-time"}],
+}
+
+
+def limit_parameter(description: str = "Page size, 1 to 1000 (default 100).") -> Any:
+    return OpenApiParameter("limit", LIMIT_SCHEMA, description=description)
+
+
+def page_parameters() -> list[Any]:
+    """``limit``, ``cursor`` and ``sort_order``: how every list pages."""
+    return [
+        limit_parameter(),
+        OpenApiParameter(
+            "cursor", CURSOR_SCHEMA, description="Opaque cursor from the Link header."
+        ),
+        OpenApiParameter("sort_order", str, enum=["asc", "desc"]),
+    ]
+
+
+def text_parameter(name: str, *, many: bool = False, description: str = "") -> Any:
+    return OpenApiParameter(name, TEXT_FILTER_SCHEMA, many=many, description=description)
+
+
+def metadata_parameter() -> Any:
+    return OpenApiParameter(
+        "metadata",
+        METADATA_FILTER_SCHEMA,
+        many=True,
+        description="Repeatable <key>:<value> filter.",
+    )
+
+
+def filter_parameter(name: str, flt: Any) -> Any:
+    """A filterset's parameter with what its form field enforces."""
+    if isinstance(flt, django_filters.UUIDFilter):
+        return OpenApiParameter(name, {"type": "string", "format": "uuid"})
+    if isinstance(flt, django_filters.ChoiceFilter):
+        choices = [str(value) for value, _ in flt.extra.get("choices", [])]
+        return OpenApiParameter(name, str, enum=choices)
+    return text_parameter(name, many=isinstance(flt, MultiValueFilter))
+
+
+def date_parameter(name: str, description: str) -> Any:
+    return OpenApiParameter(name, DATE_OR_TIMESTAMP_SCHEMA, description=description)
+
+
+class StrictIntegerSchema(OpenApiSerializerFieldExtension):
+    """A ``StrictIntegerField``: an int64 with the field's own bounds."""
+
+    target_class = "ledgerproject.api.fields.StrictIntegerField"
+
+    def map_serializer_field(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": "integer", "format": "int64"}
+        if self.target.min_value is not None:
+            schema["minimum"] = self.target.min_value
+        if self.target.max_value is not None:
+            schema["maximum"] = self.target.max_value
+        return schema
+
 
 class LedgerAutoSchema(AutoSchema):
+    def _map_serializer_field(
+        self, field: Any, direction: Any, bypass_extensions: bool = False
+    ) -> dict[str, Any]:
+        """A JSON body with a NUL character anywhere is refused (0047): no string holds one."""
+        result: dict[str, Any] = super()._map_serializer_field(field, direction, bypass_extensions)
+        if isinstance(field, serializers.ListField) and result.get("type") == "array":
+            # Also when the field's schema is declared (its items): its bounds are the field's.
+            if not field.allow_empty:
+                result.setdefault("minItems", max(1, field.min_length or 1))
+            if field.max_length is not None:
+                result.setdefault("maxItems", field.max_length)
+        plain = not {"pattern", "enum", "format"} & set(result)
+        if direction == "request" and result.get("type") == "string" and plain:
+            result["pattern"] = NO_NUL
+        return result
+
+    def _map_basic_serializer(self, serializer: Any, direction: Any) -> dict[str, Any]:
+        """A request body refuses fields it does not declare (0053): a closed object."""
+        result: dict[str, Any] = super()._map_basic_serializer(serializer, direction)
+        if direction == "request" and isinstance(serializer, (InputSerializer, StatusSchema)):
+            result["additionalProperties"] = False
+        return result
+
     def _get_response_bodies(self, direction: Any = "response") -> dict[str, Any]:
         """Every write that takes a body may be too large: 413 in the error envelope."""
         responses = super()._get_response_bodies(direction)
@@ -97,18 +193,12 @@ class LedgerAutoSchema(AutoSchema):
         params = list(super().get_override_parameters())
         if self._view_kind() == "collection" and self.method.lower() == "get":
             params += [
-                OpenApiParameter("limit", int, description="Page size, 1 to 1000 (default 100)."),
-                OpenApiParameter("cursor", str, description="Opaque cursor from the Link header."),
-                OpenApiParameter("sort_order", str, enum=["asc", "desc"]),
+                *page_parameters(),
                 OpenApiParameter("deleted", bool, description="false leaves deleted rows out."),
-                OpenApiParameter(
-                    "metadata", str, many=True, description="Repeatable <key>:<value> filter."
-                ),
+                metadata_parameter(),
             ]
             filterset = getattr(self.view, "filterset_class", None)
             if filterset is not None:
                 for name, flt in filterset.base_filters.items():
-                    params.append(
-                        OpenApiParameter(name, str, many=isinstance(flt, MultiValueFilter))
-                    )
+                    params.append(filter_parameter(name, flt))
         return params

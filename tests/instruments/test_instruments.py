@@ -114,6 +114,17 @@ def test_it_refuses_a_currency_code_outside_iso_4217(api, ledger_url, code):
     assert_error(api.post(f"{ledger_url}/instruments", body), 400, "0005")
 
 
+def test_a_code_too_long_for_its_external_alias_is_a_400_not_a_500(api, ledger_url):
+    """Found by the fuzz run on PostgreSQL: a 92-character code made ``@external/<CODE>``
+    longer than an alias may be, and the insert failed (500)."""
+    longest = create(
+        api, f"{ledger_url}/instruments", {"name": "L", "type": "others", "code": "A" * 91}
+    )
+    assert longest["code"] == "A" * 91
+    body = {"name": "L", "type": "others", "code": "B" * 92}
+    assert_error(api.post(f"{ledger_url}/instruments", body), 400, "0047")
+
+
 def test_it_accepts_non_iso_codes_for_other_types(api, ledger_url):
     for kind, code in [("crypto", "BTC"), ("commodity", "GOLD1"), ("others", "POINTS")]:
         created = create(
