@@ -7,12 +7,12 @@ import binascii
 
 from rest_framework import serializers
 
-from ledgerproject.api.fields import MetadataField, TimestampField
+from ledgerproject.api.fields import MetadataField, TimestampField, declared
 from ledgerproject.api.serializers import InputSerializer
 from ledgerproject.errors import ErrorCode, LedgerError
 from outbox.events import CATALOGUE
 from outbox.models import Event, WebhookSubscription
-from outbox.webhooks import MAX_URL
+from outbox.webhooks import MAX_URL, URL_PATTERN
 
 
 def encode_cursor(event: Event) -> str:
@@ -77,7 +77,9 @@ class WebhookEditableIn(InputSerializer):
     unmodifiable = frozenset(
         {"id", "organizationId", "ledgerId", "secret", "createdAt", "updatedAt", "deletedAt"}
     )
-    url = serializers.CharField(max_length=MAX_URL)
+    url = declared(
+        serializers.CharField, {"type": "string", "maxLength": MAX_URL, "pattern": URL_PATTERN}
+    )(max_length=MAX_URL)
     eventTypes = serializers.ListField(
         child=serializers.ChoiceField(choices=EVENT_TYPES),
         source="event_types",
@@ -94,7 +96,9 @@ class WebhookCreateIn(WebhookEditableIn):
 
 
 class WebhookUpdateIn(WebhookEditableIn):
-    url = serializers.CharField(max_length=MAX_URL, required=False)
+    url = declared(
+        serializers.CharField, {"type": "string", "maxLength": MAX_URL, "pattern": URL_PATTERN}
+    )(max_length=MAX_URL, required=False)
     eventTypes = serializers.ListField(
         child=serializers.ChoiceField(choices=EVENT_TYPES),
         source="event_types",

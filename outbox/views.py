@@ -12,7 +12,13 @@ from rest_framework.utils.urls import replace_query_param
 
 from ledgerproject.api.filters import refuse_nul_characters
 from ledgerproject.api.pagination import DEFAULT_LIMIT, MAX_LIMIT
-from ledgerproject.api.schema import COMMON_ERRORS, error_responses
+from ledgerproject.api.schema import (
+    COMMON_ERRORS,
+    CURSOR_SCHEMA,
+    date_parameter,
+    error_responses,
+    limit_parameter,
+)
 from ledgerproject.api.views import CollectionView, ItemView, ScopedAPIView
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.formats import digits_to_int, parse_timestamp
@@ -25,10 +31,12 @@ from outbox.serializers import EventOut, decode_cursor, encode_cursor
 
 EVENT_PARAMS = [
     OpenApiParameter("type", str, many=True, enum=list(CATALOGUE), description="Repeatable."),
-    OpenApiParameter("beginDate", str, description="Inclusive date or timestamp."),
-    OpenApiParameter("endDate", str, description="Inclusive date or timestamp."),
-    OpenApiParameter("limit", int),
-    OpenApiParameter("cursor", str, description="An event's cursor: the events after it."),
+    date_parameter("beginDate", "Inclusive date or timestamp."),
+    date_parameter("endDate", "Inclusive date or timestamp."),
+    limit_parameter(),
+    OpenApiParameter(
+        "cursor", CURSOR_SCHEMA, description="An event's cursor: the events after it."
+    ),
     OpenApiParameter("sort_order", str, enum=["asc", "desc"]),
 ]
 

@@ -33,6 +33,11 @@ def _bad_url(message: str) -> LedgerError:
     return LedgerError(ErrorCode.INVALID_WEBHOOK_URL, message, fields={"url": message})
 
 
+# ``check_url`` as a pattern, for the schema (it also refuses URLs with no host, a user or
+# password, or a malformed port, which a pattern does not say).
+URL_PATTERN = "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s\\u0000-\\u001f\\u007f]+$"
+
+
 def check_url(url: str) -> str:
     """The rule for a subscription's URL: http(s), a host, no user or password, bounded."""
     if len(url) > MAX_URL:
@@ -42,14 +47,14 @@ def check_url(url: str) -> str:
         parts.port  # noqa: B018 - raises on a port that is not a number
     except ValueError:
         raise _bad_url("The URL is not valid.") from None
-    if parts.scheme not in {"http", "https"}:
+    if not url[:8].lower().startswith(("http://", "https://")):
         raise _bad_url("Only http and https URLs can receive webhooks.")
     if not parts.hostname:
         raise _bad_url("The URL has no host.")
     if parts.username or parts.password:
         raise _bad_url("The URL may not carry a user name or password.")
-    if any(ch.isspace() for ch in url):
-        raise _bad_url("The URL may not contain white space.")
+    if any(ch.isspace() or ord(ch) < 0x20 or ch == "\x7f" for ch in url):
+        raise _bad_url("The URL may not contain white space or control characters.")
     return url
 
 

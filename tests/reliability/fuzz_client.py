@@ -10,6 +10,7 @@ the way must be made (201), or the test fails.
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import json
 import re
@@ -19,11 +20,13 @@ from urllib.parse import parse_qs, urlsplit
 
 import pycountry
 from django.core.wsgi import get_wsgi_application
+from django.utils import timezone
 from werkzeug.test import Client
 
 from tests.transactions.conftest import FUND
 
 _serial = itertools.count(1)
+HELD = 100  # what the holds the client makes to commit or cancel hold, in minor units
 # Idempotency keys outlive a test's database (they are cached): unique per run too.
 _run = uuid.uuid4().hex[:12]
 # ISO 4217 codes a client has not registered yet (the book holds BRL, the fixture XAU).
@@ -75,7 +78,7 @@ def _unique(value: Any, limit: int = 256) -> str:
     return text[: limit - len(suffix)] + suffix
 
 
-def _fresh(caller: Caller, label: str, real: dict[str, Any]) -> tuple[str, str] | None:
+def _fresh(caller: Caller, label: str, path: str) -> tuple[str, str] | None:
     """For an operation that uses its resource up (a DELETE, a commit): a new one to use up,
     as (path parameter, value)."""
     led, n = caller.ledger_url, next(_serial)
@@ -102,6 +105,10 @@ def _fresh(caller: Caller, label: str, real: dict[str, Any]) -> tuple[str, str] 
     if label == "DELETE /organizations/{organization_id}":
         body = {"legalName": f"fresh {n}", "legalDocument": str(n)}
         return "organization_id", caller.make("/v1/organizations", body)["id"]
+    if label == "DELETE /webhooks/{id}":
+        body = {"url": f"https://hooks.example.com/{n}", "eventTypes": ["*"]}
+        owner = caller.ledger_url if "/ledgers/{ledger_id}/" in path else caller.org_url
+        return "id", caller.make(f"{owner}/webhooks", body)["id"]
     if label == "DELETE /ledgers/{ledger_id}":
         return "ledger_id", caller.make(f"{caller.org_url}/ledgers", {"name": f"fresh {n}"})["id"]
     if label in {
@@ -110,7 +117,9 @@ def _fresh(caller: Caller, label: str, real: dict[str, Any]) -> tuple[str, str] 
         "POST /transactions/{transaction_id}/revert",
     }:
         code = "PAYMENT_WITH_FEE" if label.endswith("revert") else "PAYMENT_HELD"
-        variables = {"amount": 1, "fee": 1, "source": "@alice", "destination": "@bob"}
+        # A hold with no fee: one source, one destination, so it may be committed in part.
+        fee = 1 if label.endswith("revert") else 0
+        variables = {"amount": HELD, "fee": fee, "source": "@alice", "destination": "@bob"}
         body = {"transactionTypeCode": code, "variables": variables}
         return "transaction_id", caller.make(f"{led}/transactions", body)["id"]
     return None
@@ -127,10 +136,21 @@ _UNIQUE_NAMES = {
 }
 
 
+def _expiry(body: dict[str, Any]) -> None:
+    """An expiry is for a hold and lies ahead: a client sends one only with ``pending`` true,
+    and then a moment in the future."""
+    if body.get("pending") is True and "expiresAt" in body:
+        body["expiresAt"] = (timezone.now() + dt.timedelta(days=1)).isoformat()
+    else:
+        body.pop("expiresAt", None)
+
+
 def _deposit(item: dict[str, Any]) -> dict[str, Any]:
     """A posting of the stored FUND template with its variables, keeping the generated
-    options (metadata, description, pending); the parent is one the client does not have."""
+    options (metadata, description, pending, an expiry); the parent is one the client does not
+    have."""
     item.pop("parentTransactionId", None)
+    _expiry(item)
     amount = next(_serial)
     return {
         **item,
@@ -184,6 +204,7 @@ def _postings(case: Any, label: str) -> None:
         amount = next(_serial)
         if isinstance(body, dict):
             body.pop("parentTransactionId", None)
+            _expiry(body)
             body["dsl"] = FUND
             body["variables"] = {"amount": amount, "account": "@bob"}
         else:
@@ -222,7 +243,7 @@ def know(case: Any, label: str, real: dict[str, Any], caller: Caller) -> None:
             del query["cursor"]  # a client on the first page sends no cursor
         else:
             query["cursor"] = cursor
-    fresh = _fresh(caller, label, real)
+    fresh = _fresh(caller, label, case.operation.path)
     if fresh is not None:
         name, value = fresh
         case.path_parameters = {**(case.path_parameters or {}), name: value}
@@ -247,6 +268,12 @@ def know(case: Any, label: str, real: dict[str, Any], caller: Caller) -> None:
         body[base], body[counter] = "XAU", "BRL"
     if "rates" in label and label.startswith(("POST", "PATCH")):
         body["source"] = f"source {next(_serial)}"  # one active rate per pair and source
+    if label in {"POST /webhooks", "PATCH /webhooks/{id}"} and "url" in body:
+        body["url"] = f"https://hooks.example.com/{next(_serial)}"  # a receiver the client runs
+    if label == "POST /transactions/{transaction_id}/commit" and "amount" in body:
+        # A partial commit settles part of what is held, at the hold's scale.
+        body["amount"] = min(max(int(body["amount"]), 1), HELD)
+        body.pop("scale", None)
     if label == "POST /organizations" and body.get("parentOrganizationId") is not None:
         body["parentOrganizationId"] = real["organization"]
     if label == "PATCH /organizations/{organization_id}":
