@@ -77,14 +77,17 @@ def page_parameters() -> list[Any]:
 
 
 def text_parameter(name: str, *, many: bool = False, description: str = "") -> Any:
-    return OpenApiParameter(name, TEXT_FILTER_SCHEMA, many=many, description=description)
+    if many:  # drf-spectacular's many=True takes basic types only: the array, spelled out
+        array = {"type": "array", "items": TEXT_FILTER_SCHEMA}
+        return OpenApiParameter(name, array, explode=True, description=description)
+    return OpenApiParameter(name, TEXT_FILTER_SCHEMA, description=description)
 
 
 def metadata_parameter() -> Any:
     return OpenApiParameter(
         "metadata",
-        METADATA_FILTER_SCHEMA,
-        many=True,
+        {"type": "array", "items": METADATA_FILTER_SCHEMA},
+        explode=True,
         description="Repeatable <key>:<value> filter.",
     )
 
