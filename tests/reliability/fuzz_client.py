@@ -270,10 +270,11 @@ def know(case: Any, label: str, real: dict[str, Any], caller: Caller) -> None:
         body["source"] = f"source {next(_serial)}"  # one active rate per pair and source
     if label in {"POST /webhooks", "PATCH /webhooks/{id}"} and "url" in body:
         body["url"] = f"https://hooks.example.com/{next(_serial)}"  # a receiver the client runs
-    if label == "POST /transactions/{transaction_id}/commit" and "amount" in body:
+    if label == "POST /transactions/{transaction_id}/commit":
         # A partial commit settles part of what is held, at the hold's scale.
-        body["amount"] = min(max(int(body["amount"]), 1), HELD)
         body.pop("scale", None)
+        if "amount" in body:
+            body["amount"] = min(max(int(body["amount"]), 1), HELD)
     if label == "POST /organizations" and body.get("parentOrganizationId") is not None:
         body["parentOrganizationId"] = real["organization"]
     if label == "PATCH /organizations/{organization_id}":
@@ -285,7 +286,7 @@ def know(case: Any, label: str, real: dict[str, Any], caller: Caller) -> None:
         if body.get("type") == "currency":
             body["code"] = next(_currencies, body["code"])  # once all are used, a duplicate
         else:
-            body["code"] = body["code"][:90] + "Z" + letters(next(_serial))
+            body["code"] = body["code"][:80] + "Z" + letters(next(_serial))  # <= 91
     if label == "POST /charts":
         if body.get("type") != "totalAmountByAsset":  # the other charts need both dates
             body.setdefault("startDate", "2026-01-01")
