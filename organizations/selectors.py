@@ -10,6 +10,7 @@ from django.db import connection
 from django.db.models import F, Q, QuerySet
 
 from ledgerproject.errors import ErrorCode, LedgerError
+from ledgerproject.rows import Select
 from organizations.models import Account, Balance, Ledger, Organization
 
 
@@ -55,10 +56,12 @@ def ledger_get(organization: Organization, ledger_id: Any) -> Ledger:
     return ledger
 
 
-LEDGER_WITH_ORGANIZATION_SQL = (
-    "SELECT l.*, o.path AS organization_path FROM organizations_ledger l "
-    "JOIN organizations_organization o ON o.id = l.organization_id "
-    "WHERE l.id = %s AND l.organization_id = %s AND (%s OR o.path LIKE ANY(%s::text[]))"
+LEDGER_WITH_ORGANIZATION_SQL = Select(
+    Ledger,
+    "l",
+    "FROM organizations_ledger l JOIN organizations_organization o ON o.id = l.organization_id "
+    "WHERE l.id = %s AND l.organization_id = %s AND (%s OR o.path LIKE ANY(%s::text[]))",
+    extra=["o.path"],
 )
 
 
@@ -76,13 +79,15 @@ def _ledger_with_organization(
         )
     patterns = [f"{path}%" for path in principal.organization_paths]
     params = [ledger_pk, org_pk, not principal.is_limited, patterns]
-    ledger = next(iter(Ledger.objects.raw(LEDGER_WITH_ORGANIZATION_SQL, params)), None)
-    if ledger is not None:
-        ledger.organization = Organization.from_db(
-            connection.alias,
-            ["id", "path"],
-            [ledger.organization_id, vars(ledger)["organization_path"]],
-        )
+    rows = LEDGER_WITH_ORGANIZATION_SQL.fetch(params)
+    if not rows:
+        return None
+    ledger = rows[0]
+    ledger.organization = Organization.from_db(
+        connection.alias,
+        ["id", "path"],
+        [ledger.organization_id, ledger._extra[0]],  # type: ignore[attr-defined]
+    )
     return ledger
 
 

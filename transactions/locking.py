@@ -10,11 +10,14 @@ from collections.abc import Iterable
 from django.db import connection
 
 from ledgerproject.errors import ErrorCode, LedgerError
+from ledgerproject.rows import Select
 from organizations.models import Balance
 from transactions.models import Transaction
 
-LOCK_BALANCES = (
-    "SELECT * FROM organizations_balance WHERE account_id = ANY(%s) ORDER BY id FOR UPDATE"
+LOCK_BALANCES = Select(
+    Balance,
+    "b",
+    "FROM organizations_balance b WHERE b.account_id = ANY(%s) ORDER BY b.id FOR UPDATE",
 )
 
 
@@ -23,7 +26,7 @@ def lock_balances(account_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, Balance]:
     (On PostgreSQL one literal statement, which skips the ORM's query compilation.)"""
     wanted = sorted(set(account_ids))
     if connection.vendor == "postgresql":
-        rows: Iterable[Balance] = Balance.objects.raw(LOCK_BALANCES, [wanted])
+        rows: Iterable[Balance] = LOCK_BALANCES.fetch([wanted])
     else:
         rows = (
             Balance.objects.filter(account_id__in=wanted)

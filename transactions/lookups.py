@@ -17,6 +17,7 @@ from typing import Any
 from django.db import connection
 
 from ledgerproject.errors import ErrorCode, LedgerError
+from ledgerproject.rows import Select
 from organizations.models import Account, Ledger
 from templates_dsl.ast import Template
 from templates_dsl.compile import compile_template
@@ -26,22 +27,31 @@ from transactions.models import Transaction
 
 # Literal statements on PostgreSQL: the ORM's query compilation was a third of a posting's time
 # (docs/PERFORMANCE.md). Elsewhere the ORM.
-TEMPLATES_SQL = (
-    "SELECT * FROM templates_dsl_transactiontemplate "
-    "WHERE ledger_id = %s AND code = ANY(%s) AND deleted_at IS NULL ORDER BY created_at, id"
+TEMPLATES_SQL = Select(
+    TransactionTemplate,
+    "t",
+    "FROM templates_dsl_transactiontemplate t "
+    "WHERE t.ledger_id = %s AND t.code = ANY(%s) AND t.deleted_at IS NULL "
+    "ORDER BY t.created_at, t.id",
 )
-ACCOUNTS_SQL = (
-    "SELECT * FROM organizations_account WHERE ledger_id = %s AND alias = ANY(%s) "
-    "ORDER BY created_at, id"
+ACCOUNTS_SQL = Select(
+    Account,
+    "a",
+    "FROM organizations_account a WHERE a.ledger_id = %s AND a.alias = ANY(%s) "
+    "ORDER BY a.created_at, a.id",
 )
 # The accounts, and how many of the cached templates the postings planned with are still as
 # they were (same row, same updated_at, not deleted): one round trip for both.
-ACCOUNTS_AND_TEMPLATES_SQL = (
-    "SELECT a.*, (SELECT count(*) FROM templates_dsl_transactiontemplate t "
-    "JOIN unnest(%s::uuid[], %s::timestamptz[]) AS c(id, stamp) "
-    "ON t.id = c.id AND t.updated_at = c.stamp AND t.deleted_at IS NULL) AS fresh_templates "
+ACCOUNTS_AND_TEMPLATES_SQL = Select(
+    Account,
+    "a",
     "FROM organizations_account a WHERE a.ledger_id = %s AND a.alias = ANY(%s) "
-    "ORDER BY a.created_at, a.id"
+    "ORDER BY a.created_at, a.id",
+    extra=[
+        "(SELECT count(*) FROM templates_dsl_transactiontemplate t "
+        "JOIN unnest(%s::uuid[], %s::timestamptz[]) AS c(id, stamp) "
+        "ON t.id = c.id AND t.updated_at = c.stamp AND t.deleted_at IS NULL)"
+    ],
 )
 FRESH_TEMPLATES_SQL = (
     "SELECT count(*) FROM templates_dsl_transactiontemplate t "
@@ -102,7 +112,7 @@ class PostingLookups:
                 return
         rows: Iterable[TransactionTemplate]
         if connection.vendor == "postgresql":
-            rows = TransactionTemplate.objects.raw(TEMPLATES_SQL, [self.ledger.pk, sorted(wanted)])
+            rows = TEMPLATES_SQL.fetch([self.ledger.pk, sorted(wanted)])
         else:
             rows = TransactionTemplate.objects.filter(
                 ledger_id=self.ledger.pk, code__in=wanted, deleted_at__isnull=True
@@ -142,10 +152,10 @@ class PostingLookups:
         if self.unverified:
             ids, stamps = list(self.unverified), list(self.unverified.values())
             params = [ids, stamps, self.ledger.pk, sorted(wanted)]
-            rows = list(Account.objects.raw(ACCOUNTS_AND_TEMPLATES_SQL, params))
-            self._verify(rows[0].fresh_templates if rows else None)  # type: ignore[attr-defined]
+            rows = ACCOUNTS_AND_TEMPLATES_SQL.fetch(params)
+            self._verify(rows[0]._extra[0] if rows else None)  # type: ignore[attr-defined]
         elif connection.vendor == "postgresql":
-            rows = Account.objects.raw(ACCOUNTS_SQL, [self.ledger.pk, sorted(wanted)])
+            rows = ACCOUNTS_SQL.fetch([self.ledger.pk, sorted(wanted)])
         else:
             rows = Account.objects.filter(ledger_id=self.ledger.pk, alias__in=wanted)
         for account in rows:

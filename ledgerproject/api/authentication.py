@@ -12,6 +12,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
+from ledgerproject.rows import Select
 from organizations.models import ApiToken, Organization
 from organizations.tokens import secret_matches, split_prefix
 
@@ -43,12 +44,15 @@ class TokenPrincipal:
         return f"token:{self.token.name}"
 
 
-TOKEN_SQL = """
-SELECT t.*, o.path AS org_path FROM organizations_apitoken t
-LEFT JOIN organizations_apitoken_organizations m ON m.apitoken_id = t.id
-LEFT JOIN organizations_organization o ON o.id = m.organization_id
-WHERE t.prefix = %s
-"""
+TOKEN_SQL = Select(
+    ApiToken,
+    "t",
+    "FROM organizations_apitoken t "
+    "LEFT JOIN organizations_apitoken_organizations m ON m.apitoken_id = t.id "
+    "LEFT JOIN organizations_organization o ON o.id = m.organization_id "
+    "WHERE t.prefix = %s",
+    extra=["o.path"],
+)
 _token_cache: dict[str, tuple[float, ApiToken | None, tuple[str, ...]]] = {}
 
 
@@ -65,9 +69,9 @@ def token_lookup(prefix: str) -> tuple[ApiToken | None, tuple[str, ...]]:
         cached = _token_cache.get(prefix)
         if cached is not None and now - cached[0] < ttl:
             return cached[1], cached[2]
-    rows = list(ApiToken.objects.raw(TOKEN_SQL, [prefix]))
+    rows = TOKEN_SQL.fetch([prefix])
     token = rows[0] if rows else None
-    paths = tuple(sorted(p for row in rows if (p := vars(row)["org_path"]) is not None))
+    paths = tuple(sorted(p for row in rows if (p := row._extra[0]) is not None))  # type: ignore[attr-defined]
     if ttl > 0 and token is not None:  # unknown prefixes are not kept: no unbounded growth
         _token_cache[prefix] = (now, token, paths)
     return token, paths
