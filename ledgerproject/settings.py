@@ -156,10 +156,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         DATABASES["default"]["OPTIONS"]["prepare_threshold"] = None
         DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
     else:
-        # Parameters bound by the server, so psycopg prepares a statement it has run a few
-        # times on a connection: the posting's statements are parsed and planned once per
-        # connection instead of once per request (docs/PERFORMANCE.md).
+        # Parameters bound by the server, and a statement run PREPARE_THRESHOLD times on a
+        # connection prepared by psycopg (Django leaves it off unless told): the posting's
+        # statements are then parsed once per connection, not once per request
+        # (docs/PERFORMANCE.md).
         DATABASES["default"]["OPTIONS"]["server_side_binding"] = True
+        DATABASES["default"]["OPTIONS"].setdefault(
+            "prepare_threshold", env_int("PREPARE_THRESHOLD", 5)
+        )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
