@@ -162,6 +162,22 @@ class ApiToken(TimestampedModel):
         return self.name
 
 
+class AuthEpoch(models.Model):
+    """One row whose ``value`` changes with every change to an API token, to a token's
+    organizations or to any organization (its path decides a token's reach). On PostgreSQL
+    triggers change it, in the same database transaction as the change, whatever made it (the
+    services, the admin, a queryset update, plain SQL): the value is the next of a sequence,
+    so it never repeats. A process that keeps tokens in memory
+    (``ledgerproject.api.authentication``) reads it in the statement that resolves the ledger
+    and trusts its copy only while the value is the one it read with the token."""
+
+    id = models.PositiveSmallIntegerField(primary_key=True, default=1)
+    value = models.BigIntegerField(default=0)
+
+    class Meta:
+        verbose_name = "authentication epoch"
+
+
 def within_overdraft() -> GreaterThanOrEqual:
     """``available + overdraft_limit >= 0``, both at the balance's scale: exact on PostgreSQL
     (``numeric(38, 0)``). On SQLite, which stores these columns as text, the sum is computed on

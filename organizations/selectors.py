@@ -56,60 +56,66 @@ def ledger_get(organization: Organization, ledger_id: Any) -> Ledger:
     return ledger
 
 
+# One row whatever happens: the ledger (NULLs when it is missing or out of the token's reach)
+# and the authentication epoch (``AuthEpoch``), which confirms a token kept in memory.
 LEDGER_WITH_ORGANIZATION_SQL = Select(
     Ledger,
     "l",
-    "FROM organizations_ledger l JOIN organizations_organization o ON o.id = l.organization_id "
-    "WHERE l.id = %s AND l.organization_id = %s AND (%s OR o.path LIKE ANY(%s::text[]))",
-    extra=["o.path"],
+    "FROM (SELECT 1) AS one LEFT JOIN (organizations_ledger l "
+    "JOIN organizations_organization o ON o.id = l.organization_id "
+    "AND l.id = %s AND l.organization_id = %s AND (%s OR o.path LIKE ANY(%s::text[]))) ON true",
+    extra=["o.path", "(SELECT value FROM organizations_authepoch WHERE id = 1)"],
 )
 
 
-def _ledger_with_organization(
-    principal: Any, org_pk: uuid.UUID, ledger_pk: uuid.UUID
-) -> Ledger | None:
-    """The ledger and its organization in one statement, the token's reach applied in it.
-    On PostgreSQL a literal statement (cheaper than compiling the ORM's join) that carries the
-    organization's id and path; its other fields load if something asks for them."""
+def ledger_lookup(
+    principal: Any, organization_id: Any, ledger_id: Any
+) -> tuple[tuple[Organization, Ledger] | None, int | None]:
+    """``((organization, ledger) or None, authentication epoch)`` in one statement, the token's
+    reach applied in it. On PostgreSQL a literal statement (cheaper than compiling the ORM's
+    join) carrying the organization's id and path (its other fields load if something asks
+    for them); elsewhere the ORM, and no epoch (nothing keeps tokens there)."""
+    try:
+        org_pk, ledger_pk = uuid.UUID(str(organization_id)), uuid.UUID(str(ledger_id))
+    except (ValueError, TypeError, AttributeError):
+        return None, None
     if connection.vendor != "postgresql":
-        return (
+        found = (
             Ledger.objects.select_related("organization")
             .filter(_reach(principal, "organization__path"), pk=ledger_pk, organization_id=org_pk)
             .first()
         )
+        return (None if found is None else (found.organization, found)), None
     patterns = [f"{path}%" for path in principal.organization_paths]
     params = [ledger_pk, org_pk, not principal.is_limited, patterns]
-    rows = LEDGER_WITH_ORGANIZATION_SQL.fetch(params)
-    if not rows:
-        return None
-    ledger = rows[0]
-    ledger.organization = Organization.from_db(
-        connection.alias,
-        ["id", "path"],
-        [ledger.organization_id, ledger._extra[0]],  # type: ignore[attr-defined]
+    (ledger,) = LEDGER_WITH_ORGANIZATION_SQL.fetch(params)
+    path, epoch = ledger._extra  # type: ignore[attr-defined]
+    if ledger.pk is None:
+        return None, epoch
+    organization = Organization.from_db(
+        connection.alias, ["id", "path"], [ledger.organization_id, path]
     )
-    return ledger
+    ledger.organization = organization
+    return (organization, ledger), epoch
+
+
+def ledger_missing(principal: Any, organization_id: Any, ledger_id: Any) -> LedgerError:
+    """Which of the two is missing, asked the same way whether the ledger is missing or
+    belongs to an organization the token does not reach (one more query)."""
+    organization_get_for(principal, organization_id)
+    parse_id(ledger_id, "ledger")
+    return not_found("ledger")
 
 
 def ledger_get_for(
     principal: Any, organization_id: Any, ledger_id: Any
 ) -> tuple[Organization, Ledger]:
-    """The organization and ledger of a path in one query, the token's reach applied in it. A
-    miss asks which of the two is missing (one more query), the same way whether the ledger
-    is missing or belongs to an organization the token does not reach."""
-    org_pk: uuid.UUID | None
-    ledger_pk: uuid.UUID | None
-    try:
-        org_pk, ledger_pk = uuid.UUID(str(organization_id)), uuid.UUID(str(ledger_id))
-    except (ValueError, TypeError, AttributeError):
-        org_pk = ledger_pk = None
-    if org_pk is not None and ledger_pk is not None:
-        ledger = _ledger_with_organization(principal, org_pk, ledger_pk)
-        if ledger is not None:
-            return ledger.organization, ledger
-    organization_get_for(principal, organization_id)
-    parse_id(ledger_id, "ledger")
-    raise not_found("ledger")
+    """The organization and ledger of a path in one query, the token's reach applied in it;
+    a miss answers 404 (``ledger_missing``)."""
+    found, _ = ledger_lookup(principal, organization_id, ledger_id)
+    if found is None:
+        raise ledger_missing(principal, organization_id, ledger_id)
+    return found
 
 
 def account_by_alias(ledger: Ledger, alias: str) -> Account:

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import time
-from typing import Any
+import threading
+from collections import OrderedDict
+from typing import Any, NamedTuple
 
-from django.conf import settings
-from django.db.models.signals import m2m_changed, post_delete, post_save
+from django.db import connection
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
 from ledgerproject.rows import Select
-from organizations.models import ApiToken, Organization
+from organizations.models import ApiToken
 from organizations.tokens import secret_matches, split_prefix
 
 
@@ -25,10 +25,21 @@ class TokenPrincipal:
     is_staff = False
     is_superuser = False
 
-    def __init__(self, token: ApiToken, organization_paths: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        token: ApiToken,
+        organization_paths: tuple[str, ...],
+        *,
+        epoch: int | None = None,
+        prefix: str | None = None,
+    ) -> None:
         self.token = token
         self.read_only = token.read_only
         self.organization_paths = organization_paths
+        # Set when the token came from this process's copy: the authentication epoch it was
+        # read at, which the ledger statement must still find (``ScopedAPIView``).
+        self.unconfirmed_epoch = epoch
+        self.prefix = prefix
 
     @property
     def is_limited(self) -> bool:
@@ -44,6 +55,7 @@ class TokenPrincipal:
         return f"token:{self.token.name}"
 
 
+EPOCH_SQL = "(SELECT value FROM organizations_authepoch WHERE id = 1)"
 TOKEN_SQL = Select(
     ApiToken,
     "t",
@@ -51,42 +63,52 @@ TOKEN_SQL = Select(
     "LEFT JOIN organizations_apitoken_organizations m ON m.apitoken_id = t.id "
     "LEFT JOIN organizations_organization o ON o.id = m.organization_id "
     "WHERE t.prefix = %s",
-    extra=["o.path"],
+    extra=["o.path", EPOCH_SQL],
 )
-_token_cache: dict[str, tuple[float, ApiToken | None, tuple[str, ...]]] = {}
+CACHE_SIZE = 4096
 
 
-def token_lookup(prefix: str) -> tuple[ApiToken | None, tuple[str, ...]]:
-    """The token with this prefix and the paths of its organizations, in one query (a literal
-    statement: the ORM's query compilation cost more than the query).
+class _Entry(NamedTuple):
+    token: ApiToken
+    paths: tuple[str, ...]
+    epoch: int
 
-    With ``API_TOKEN_CACHE_SECONDS`` > 0 the answer is kept that long in this process (a
-    revocation made in another process then takes up to that long to apply here; any change
-    to a token or an organization made in this process clears the cache). Off by default."""
-    ttl = getattr(settings, "API_TOKEN_CACHE_SECONDS", 0)
-    now = time.monotonic()
-    if ttl > 0:
-        cached = _token_cache.get(prefix)
-        if cached is not None and now - cached[0] < ttl:
-            return cached[1], cached[2]
+
+# Tokens kept in this process (PostgreSQL only), by prefix, with the authentication epoch
+# (``organizations.models.AuthEpoch``) they were read at. Used only by views that read the
+# epoch again in their ledger statement (``ScopedAPIView``) before doing anything: a token
+# revoked or changed in any process fails or changes on its next request everywhere.
+_token_cache: OrderedDict[str, _Entry] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def token_lookup(prefix: str) -> tuple[ApiToken | None, tuple[str, ...], int | None]:
+    """The token with this prefix, the paths of its organizations and the authentication
+    epoch, read in one statement (a literal one: the ORM's query compilation cost more than
+    the query). Off PostgreSQL the epoch is None (nothing is cached there)."""
+    if connection.vendor != "postgresql":
+        token = ApiToken.objects.filter(prefix=prefix).first()
+        if token is None:
+            return None, (), None
+        names = token.organizations.order_by("path").values_list("path", flat=True)
+        return token, tuple(names), None
     rows = TOKEN_SQL.fetch([prefix])
-    token = rows[0] if rows else None
+    if not rows:
+        return None, (), None
     paths = tuple(sorted(p for row in rows if (p := row._extra[0]) is not None))  # type: ignore[attr-defined]
-    if ttl > 0 and token is not None:  # unknown prefixes are not kept: no unbounded growth
-        _token_cache[prefix] = (now, token, paths)
-    return token, paths
+    epoch = rows[0]._extra[1]  # type: ignore[attr-defined]
+    if epoch is not None:  # the row is there (a test flush empties it): the copy can be checked
+        with _cache_lock:
+            _token_cache[prefix] = _Entry(rows[0], paths, epoch)
+            _token_cache.move_to_end(prefix)
+            while len(_token_cache) > CACHE_SIZE:
+                _token_cache.popitem(last=False)
+    return rows[0], paths, epoch
 
 
-def clear_token_cache(**_: Any) -> None:
-    _token_cache.clear()
-
-
-for _signal in (post_save, post_delete):
-    _signal.connect(clear_token_cache, sender=ApiToken, dispatch_uid=f"token-cache-{_signal}")
-    _signal.connect(clear_token_cache, sender=Organization, dispatch_uid=f"org-cache-{_signal}")
-m2m_changed.connect(
-    clear_token_cache, sender=ApiToken.organizations.through, dispatch_uid="token-orgs-cache"
-)
+def forget_token(prefix: str) -> None:
+    with _cache_lock:
+        _token_cache.pop(prefix, None)
 
 
 class BearerTokenAuthentication(authentication.BaseAuthentication):
@@ -103,14 +125,31 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
                 "The Authorization header must be 'Bearer <token>'."
             )
         prefix = split_prefix(raw)
-        token, paths = token_lookup(prefix) if prefix is not None else (None, ())
+        token: ApiToken | None = None
+        paths: tuple[str, ...] = ()
+        cached_epoch: int | None = None  # set when the token is this process's copy
+        entry = _token_cache.get(prefix) if prefix and _verifies_epoch(request) else None
+        if entry is not None:
+            token, paths, cached_epoch = entry
+        elif prefix is not None:
+            token, paths, _ = token_lookup(prefix)
         if token is None or not secret_matches(raw, token.secret_hash):
             raise exceptions.AuthenticationFailed("The token is not valid.")
         if token.revoked_at is not None:
             raise exceptions.AuthenticationFailed("The token has been revoked.")
         if token.expires_at is not None and token.expires_at <= timezone.now():
             raise exceptions.AuthenticationFailed("The token has expired.")
-        return TokenPrincipal(token, paths), token
+        return TokenPrincipal(token, paths, epoch=cached_epoch, prefix=prefix), token
+
+    def reauthenticate(self, request: Request) -> TokenPrincipal:
+        """The request's token read again from the database (its kept copy was stale, or
+        refused); raises as ``authenticate`` does if it is no longer valid."""
+        forget_token(principal_of(request).prefix or "")
+        result = self.authenticate(request)
+        if result is None:
+            raise exceptions.NotAuthenticated()
+        request.user, request.auth = result  # type: ignore[assignment]
+        return result[0]
 
     def authenticate_header(self, request: Request) -> str:
         return 'Bearer realm="api"'
@@ -133,3 +172,14 @@ def principal_of(request: Any) -> TokenPrincipal:
     if not isinstance(user, TokenPrincipal):
         raise exceptions.NotAuthenticated()
     return user
+
+
+def _verifies_epoch(request: Request) -> bool:
+    """Whether the view reads the authentication epoch again before doing anything (a view
+    under a ledger: ``ScopedAPIView`` confirms it in the ledger statement). Every other view
+    reads the token from the database."""
+    context = getattr(request, "parser_context", None) or {}
+    view = context.get("view")
+    return bool(getattr(view, "confirms_token_epoch", False)) and "ledger_id" in context.get(
+        "kwargs", {}
+    )

@@ -12,12 +12,17 @@ from django.db import connection
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest, JsonResponse
 from rest_framework import status
+from rest_framework.exceptions import APIException
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
-from ledgerproject.api.authentication import TokenPrincipal, principal_of
+from ledgerproject.api.authentication import (
+    BearerTokenAuthentication,
+    TokenPrincipal,
+    principal_of,
+)
 from ledgerproject.api.filters import known_filters, run_filterset
 from ledgerproject.api.pagination import KeysetPage
 from ledgerproject.api.serializers import InputSerializer, validated
@@ -25,6 +30,8 @@ from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.models import Ledger, Organization
 from organizations.selectors import (
     ledger_get_for,
+    ledger_lookup,
+    ledger_missing,
     not_found,
     organization_get_for,
     parse_id,
@@ -43,13 +50,15 @@ class ScopedAPIView(APIView):
     ledger: Ledger
     principal: TokenPrincipal
 
+    # The ledger statement reads the authentication epoch, so under a ledger a token may come
+    # from the process's copy (``authentication.BearerTokenAuthentication``).
+    confirms_token_epoch: ClassVar[bool] = True
+
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
         self.principal = principal_of(request)
         if "ledger_id" in kwargs:
-            self.organization, self.ledger = ledger_get_for(
-                self.principal, kwargs["organization_id"], kwargs["ledger_id"]
-            )
+            self.organization, self.ledger = self._ledger(request, kwargs)
         elif "organization_id" in kwargs:
             self.organization = organization_get_for(self.principal, kwargs["organization_id"])
         elif not self.principal_scoped:
@@ -57,6 +66,36 @@ class ScopedAPIView(APIView):
                 f"{type(self).__name__} has no organization or ledger in its path and does not "
                 "declare principal_scoped: it would see every tenant."
             )
+
+    def _ledger(self, request: Request, kwargs: dict[str, Any]) -> tuple[Organization, Ledger]:
+        """The path's organization and ledger. A token from the process's copy is confirmed
+        by the epoch the same statement reads; if the epoch moved, the token is read again
+        and the ledger resolved with it."""
+        ids = kwargs["organization_id"], kwargs["ledger_id"]
+        epoch = self.principal.unconfirmed_epoch
+        if epoch is None:
+            return ledger_get_for(self.principal, *ids)
+        found, current = ledger_lookup(self.principal, *ids)
+        if current is None or current != epoch:
+            self.principal = BearerTokenAuthentication().reauthenticate(request)
+            self.check_permissions(request)
+            return ledger_get_for(self.principal, *ids)
+        self.principal.unconfirmed_epoch = None
+        if found is None:
+            raise ledger_missing(self.principal, *ids)
+        return found
+
+    def check_permissions(self, request: Request) -> None:
+        """A token from the process's copy that is refused is read again first: the refusal
+        must not come from a copy older than the token."""
+        try:
+            super().check_permissions(request)
+        except APIException:
+            user = request.user
+            if not isinstance(user, TokenPrincipal) or user.unconfirmed_epoch is None:
+                raise
+            BearerTokenAuthentication().reauthenticate(request)
+            super().check_permissions(request)
 
     def scope_filter(self) -> dict[str, Any]:
         if hasattr(self, "ledger"):
