@@ -37,12 +37,20 @@ def replayed_body(record: IdempotencyKey) -> Any:
     return [_batch_item(i, status, body, False) for i, (status, body) in enumerate(items)]
 
 
+def _rendered(outcome: engine.Outcome) -> Any:
+    """A posted transaction as the API renders it: the rendering the engine made for its
+    event when there is one (the same function's output, as plain JSON), else rendered now."""
+    if outcome.rendered is not None:
+        return outcome.rendered
+    assert outcome.transaction is not None
+    return transaction_data(outcome.transaction)
+
+
 def posting(outcome: engine.Outcome) -> tuple[int, Any, bool]:
     """``(status, body, replayed)`` of one posting."""
     if outcome.replay is not None:
         return outcome.replay.response_status, replayed_body(outcome.replay), True
-    assert outcome.transaction is not None
-    body = transaction_data(outcome.transaction)
+    body = _rendered(outcome)
     engine.record_answers([outcome], [body])
     return outcome.status, body, False
 
@@ -79,8 +87,7 @@ def batch(result: engine.Batch, *, atomic: bool) -> tuple[int, Any, bool]:
         elif outcome.error is not None:
             body = outcome.error.as_body()
         else:
-            assert outcome.transaction is not None
-            body = transaction_data(outcome.transaction)
+            body = _rendered(outcome)
         rendered.append(body)
     answer: Any
     if atomic:

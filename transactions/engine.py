@@ -190,8 +190,9 @@ class _Run:
         posted_events = [events.build(events.TRANSACTION_POSTED, tx) for tx in txs]
         balance_rows = [balances[a] for a in touched]
         if write_posting(txs, operations, balance_rows, guard=guard, events=posted_events):
-            for index in posted:
-                self.outcomes[index] = Outcome(201, transaction=self.prepared[index].transaction)
+            for index, event in zip(posted, posted_events, strict=True):
+                tx = self.prepared[index].transaction
+                self.outcomes[index] = Outcome(201, transaction=tx, rendered=event.data)
             return posted
         # Something was deleted while we waited for the locks: refuse what it touches, then
         # apply the others again from the balances as they are.
@@ -214,7 +215,11 @@ class _Run:
             first = self.outcomes[earlier]
             assert first is not None
             self.outcomes[index] = Outcome(
-                first.status, first.transaction, first.error, replay=first.record or first.replay
+                first.status,
+                first.transaction,
+                first.error,
+                replay=first.record or first.replay,
+                rendered=first.rendered,
             )
 
 

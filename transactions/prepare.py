@@ -50,6 +50,9 @@ class Outcome:
     error: LedgerError | None = None
     replay: IdempotencyKey | None = None
     record: IdempotencyKey | None = None  # the key row written with it, awaiting its answer
+    # The transaction as the API renders it, when the engine already rendered it (the data of
+    # its ``transaction.posted`` event): the answer reuses it instead of rendering again.
+    rendered: Any = None
 
     @property
     def ok(self) -> bool:
