@@ -22,6 +22,7 @@ MAX_KEY_LENGTH = 100
 MAX_VALUE_LENGTH = 2000
 MAX_KEYS = 50
 MAX_BYTES = 16_384
+NON_FINITE = "numbers must be finite (1e999 is not)"
 
 
 def unstorable(data: Any) -> str | None:
@@ -41,7 +42,7 @@ def unstorable(data: Any) -> str | None:
                     return "lone surrogates (such as \\ud800) are not allowed"
         elif isinstance(item, float):
             if not math.isfinite(item):
-                return "numbers must be finite (1e999 is not)"
+                return NON_FINITE
         elif isinstance(item, dict):
             stack.extend(item.keys())
             stack.extend(item.values())

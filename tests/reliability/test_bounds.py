@@ -103,12 +103,34 @@ def test_a_date_cursor_on_a_statement_is_400(book):
         '{"legalName": "x", "legalDocument": "1", "metadata": {"a": -1e999}}',
         '{"legalName": "x", "legalDocument": "1", "status": {"code": "\\ud800"}}',
         '{"legalName": "\\ud800", "legalDocument": "1"}',
+        '{"legalName": "x\\u0000", "legalDocument": "1"}',
+        '{"legalName": "x", "legalDocument": "1", "metadata": {"a": "\\uDBFF"}}',
+        '{"legalName": "x", "legalDocument": "1", "metadata": {"a": "\\ud83d\\u0041"}}',
+        '{"legalName": "x", "legalDocument": "1", "metadata": {"a": NaN}}',
+        '{"legalName": "x", "legalDocument": "1", "metadata": {"a": Infinity}}',
     ],
 )
 def test_values_the_database_cannot_store_are_400(api, raw):
     response = api.post("/v1/organizations", raw, content_type="application/json")
     assert_error(response, 400, "0047")
     assert not Organization.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("raw", "name"),
+    [
+        # a surrogate pair is one character, U+1F600
+        ('{"legalName": "x\\ud83d\\ude00", "legalDocument": "1"}', "x\U0001f600"),
+        # an escaped backslash before "u0000": text, not an escape (the parser's quick scan
+        # flags it, the full walk then finds nothing wrong)
+        ('{"legalName": "x\\\\u0000", "legalDocument": "1"}', "x\\u0000"),
+        ('{"legalName": "x", "legalDocument": "1", "metadata": {"a": 1.5e300}}', "x"),
+    ],
+)
+def test_values_that_only_look_unstorable_are_stored(api, raw, name):
+    response = api.post("/v1/organizations", raw, content_type="application/json")
+    assert response.status_code == 201, response.content
+    assert response.json()["legalName"] == name
 
 
 def test_values_the_database_cannot_store_are_400_in_postings_too(book):
