@@ -19,11 +19,13 @@ def test_a_worst_case_dry_run_costs_under_100_ms(book, read_only_api):
     variables = {f"v{i}": 1 for i in range(limits.MAX_VARIABLES)}
     variables.update({f"unknown{i:06d}": 1 for i in range(50_000)})
     url = f"{book.url}/transactions?dryRun=true"
-    body = {"transactionTypeCode": "WIDE", "variables": variables}
-    assert 1_000_000 < len(json.dumps(body)) < 1_048_576
+    # encoded once: the client's own serialization is not the cost of the request
+    raw = json.dumps({"transactionTypeCode": "WIDE", "variables": variables})
+    assert 1_000_000 < len(raw) < 1_048_576
 
     def attack():
-        assert_error(read_only_api.post(url, body), 400, "0047")
+        response = read_only_api.post(url, raw, content_type="application/json")
+        assert_error(response, 400, "0047")
 
     assert best_of(3, attack) < 0.1
 
@@ -46,8 +48,10 @@ def test_a_valid_dry_run_at_the_limits_costs_under_100_ms(book, read_only_api):
     assert response.status_code == 200, response.content
     assert len(response.json()["operations"]) == legs
 
+    raw = json.dumps(body)  # encoded once: the client's own serialization is not the cost
+
     def run():
-        assert read_only_api.post(url, body).status_code == 200
+        assert read_only_api.post(url, raw, content_type="application/json").status_code == 200
 
     assert best_of(3, run) < 0.1
     assert not Transaction.objects.exists()
