@@ -34,8 +34,8 @@ class Select(Generic[M]):
 
     @cached_property
     def converters(self) -> list[tuple[int, Any, list[Converter]]]:
-        """``(index, column, converters)`` of the fields whose values the ORM converts.
-        Only PostgreSQL runs these statements, so the plan is made for its backend."""
+        """``(index, column, converters)`` of the fields whose values the ORM converts, for
+        the database this process uses."""
         plan = []
         for index, field in enumerate(self.model._meta.concrete_fields):
             col = field.get_col(self.model._meta.db_table)

@@ -85,19 +85,14 @@ _cache_lock = threading.Lock()
 def token_lookup(prefix: str) -> tuple[ApiToken | None, tuple[str, ...], int | None]:
     """The token with this prefix, the paths of its organizations and the authentication
     epoch, read in one statement (a literal one: the ORM's query compilation cost more than
-    the query). Off PostgreSQL the epoch is None (nothing is cached there)."""
-    if connection.vendor != "postgresql":
-        token = ApiToken.objects.filter(prefix=prefix).first()
-        if token is None:
-            return None, (), None
-        names = token.organizations.order_by("path").values_list("path", flat=True)
-        return token, tuple(names), None
+    the query). The token is kept only on PostgreSQL, where triggers move the epoch."""
     rows = TOKEN_SQL.fetch([prefix])
     if not rows:
         return None, (), None
     paths = tuple(sorted(p for row in rows if (p := row._extra[0]) is not None))  # type: ignore[attr-defined]
     epoch = rows[0]._extra[1]  # type: ignore[attr-defined]
-    if epoch is not None:  # the row is there (a test flush empties it): the copy can be checked
+    # The epoch's row is there (a test flush empties it) and triggers move it: keep the copy.
+    if epoch is not None and connection.vendor == "postgresql":
         with _cache_lock:
             _token_cache[prefix] = _Entry(rows[0], paths, epoch)
             _token_cache.move_to_end(prefix)
