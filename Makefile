@@ -33,7 +33,12 @@ run: venv
 	$(BIN)/gunicorn ledgerproject.wsgi --bind $(HOST):$(PORT) --workers 2 --threads 4 \
 		--access-logfile - --graceful-timeout 5
 
+# The back-office browser tests drive Chromium: installed from Debian's packages if missing
+# (as root; elsewhere install it yourself or set LEDGER_CHROMIUM).
 test: venv
+	@command -v chromium >/dev/null || [ -n "$$LEDGER_CHROMIUM" ] || \
+		(apt-get update -qq && apt-get install -y -qq chromium) >/dev/null 2>&1 || \
+		echo "make test: could not install chromium; the browser tests will say how to get it"
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 # The slow and PostgreSQL tests with LEDGER_STRESS=1: more examples, a longer load, more kills.

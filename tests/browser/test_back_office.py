@@ -39,10 +39,15 @@ def chromium_path() -> str | None:
     return None
 
 
-def chromium_or_skip() -> str:
+def chromium_or_fail() -> str:
+    """The browser the back-office tests drive. ``make test`` installs it when it can; a
+    missing one fails the test with how to get it (it is not a reason to skip)."""
     executable = chromium_path()
     if executable is None:
-        pytest.skip("no Chromium executable found (install the Debian package 'chromium')")
+        pytest.fail(
+            "no Chromium executable found: install the Debian package 'chromium' "
+            "(make test does it when it may) or set LEDGER_CHROMIUM to a Chromium binary"
+        )
     return executable
 
 
@@ -65,7 +70,7 @@ def balances(page) -> dict[str, str]:
 
 @pytest.mark.django_db(transaction=True)
 def test_it_posts_and_reverts_a_payment_in_a_real_browser(live_server, book):
-    executable = chromium_or_skip()
+    executable = chromium_or_fail()
     from playwright.sync_api import expect, sync_playwright
 
     book.fund("@alice", 100_000)

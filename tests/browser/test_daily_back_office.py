@@ -14,13 +14,13 @@ from django.contrib.auth import get_user_model
 
 from organizations.models import Account, Ledger
 from tests.api.test_templates import SIMPLE
-from tests.browser.test_back_office import ARGS, PASSWORD, chromium_or_skip, log_in
+from tests.browser.test_back_office import ARGS, PASSWORD, chromium_or_fail, log_in
 from transactions.models import Transaction
 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_clerks_morning_in_a_real_browser(live_server, book, tmp_path: Path):
-    executable = chromium_or_skip()
+    executable = chromium_or_fail()
     from playwright.sync_api import expect, sync_playwright
 
     book.fund("@alice", 100_000)
