@@ -34,19 +34,17 @@ TEMPLATES_SQL = Select(
     "WHERE t.ledger_id = %s AND t.code = ANY(%s) AND t.deleted_at IS NULL "
     "ORDER BY t.created_at, t.id",
 )
-ACCOUNTS_SQL = Select(
-    Account,
-    "a",
+ACCOUNTS_FROM = (
     "FROM organizations_account a WHERE a.ledger_id = %s AND a.alias = ANY(%s) "
-    "ORDER BY a.created_at, a.id",
+    "ORDER BY a.created_at, a.id"
 )
+ACCOUNTS_SQL = Select(Account, "a", ACCOUNTS_FROM)
 # The accounts, and how many of the cached templates the postings planned with are still as
 # they were (same row, same updated_at, not deleted): one round trip for both.
 ACCOUNTS_AND_TEMPLATES_SQL = Select(
     Account,
     "a",
-    "FROM organizations_account a WHERE a.ledger_id = %s AND a.alias = ANY(%s) "
-    "ORDER BY a.created_at, a.id",
+    ACCOUNTS_FROM,
     extra=[
         "(SELECT count(*) FROM templates_dsl_transactiontemplate t "
         "JOIN unnest(%s::uuid[], %s::timestamptz[]) AS c(id, stamp) "
