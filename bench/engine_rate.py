@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import random
-import threading
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import SimpleNamespace
 from typing import Any
+
+from bench.threads import run_threads
 
 
 @contextlib.contextmanager
@@ -54,46 +54,29 @@ def engine_rate(
     from transactions import engine
 
     ledger = Ledger.objects.select_related("organization").get(pk=ledger_id)
-    counts = [0] * threads
-    errors = [0] * threads
-    barrier = threading.Barrier(threads + 1)
-    deadline = [0.0]
 
-    def work(index: int) -> None:
+    def prepare(index: int) -> Callable[[], None]:
         rng = random.Random(index)
-        try:
-            barrier.wait()
-            while time.monotonic() < deadline[0]:
-                a, b = rng.sample(range(1, accounts + 1), 2)
-                source = "@hot" if kind == "hot" else f"@b{a}"
-                request = engine.PostingRequest(
-                    template_code="TRANSFER",
-                    variables={"amount": 1, "source": source, "destination": f"@b{b}"},
-                )
-                try:
-                    engine.post(ledger, request)
-                    counts[index] += 1
-                except Exception:  # noqa: BLE001 - counted, the run goes on
-                    errors[index] += 1
-        finally:
-            connection.close()
 
-    workers = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+        def step() -> None:
+            a, b = rng.sample(range(1, accounts + 1), 2)
+            source = "@hot" if kind == "hot" else f"@b{a}"
+            request = engine.PostingRequest(
+                template_code="TRANSFER",
+                variables={"amount": 1, "source": source, "destination": f"@b{b}"},
+            )
+            engine.post(ledger, request)
+
+        return step
+
     with contextlib.nullcontext() if outbox else without_outbox():
-        for worker in workers:
-            worker.start()
-        deadline[0] = time.monotonic() + seconds
-        started = time.monotonic()
-        barrier.wait()
-        for worker in workers:
-            worker.join()
-        elapsed = time.monotonic() - started
+        done, failed, elapsed = run_threads(threads, seconds, prepare, connection.close)
     return {
         "unit": f"postings/s in-process, {threads} threads, no HTTP"
         + ("" if outbox else ", without the outbox"),
-        "units_per_s": round(sum(counts) / elapsed, 1),
-        "requests": sum(counts),
-        "errors": sum(errors),
+        "units_per_s": round(done / elapsed, 1),
+        "requests": done,
+        "errors": failed,
         "status_errors": 0,
         "seconds": round(elapsed, 3),
         "p50_ms": None,

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import random
 import sys
-import threading
-import time
+from pathlib import Path
 
 import django
 import psycopg
 from django.conf import settings
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench.threads
+from bench.threads import run_threads
 
 SERVER = sys.argv[1] if len(sys.argv) > 1 else "postgres://postgres@127.0.0.1:5432"
 SECONDS = float(sys.argv[2]) if len(sys.argv) > 2 else 10.0
@@ -58,31 +60,21 @@ accounts = [
     Account.objects.create(name=f"a{i}", type="AS", currencies=["EUR"]) for i in range(ACCOUNTS)
 ]
 ids = [a.pk for a in accounts]
-counts = [0] * THREADS
-barrier = threading.Barrier(THREADS + 1)
-deadline = [0.0]
 
 
-def work(index: int) -> None:
+def prepare(index: int):
     rng = random.Random(index)
     mine = {pk: Account.objects.get(pk=pk) for pk in ids}
-    barrier.wait()
-    while time.monotonic() < deadline[0]:
+
+    def step() -> None:
         a, b = rng.sample(ids, 2)
         with transaction.atomic():
             mine[a].transfer_to(mine[b], Money(1, "EUR"))
-        counts[index] += 1
-    connection.close()
+
+    return step
 
 
-threads = [threading.Thread(target=work, args=(i,)) for i in range(THREADS)]
-for thread in threads:
-    thread.start()
-deadline[0] = time.monotonic() + SECONDS
-started = time.monotonic()
-barrier.wait()
-for thread in threads:
-    thread.join()
-elapsed = time.monotonic() - started
-print(f"django-hordak transfer_to: {sum(counts) / elapsed:.1f} transfers/s "
+done, failed, elapsed = run_threads(THREADS, SECONDS, prepare, connection.close)
+assert not failed, f"{failed} transfers failed"
+print(f"django-hordak transfer_to: {done / elapsed:.1f} transfers/s "
       f"({THREADS} threads, {elapsed:.1f} s)")  # fmt: skip
