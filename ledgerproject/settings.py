@@ -165,6 +165,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
             "prepare_threshold", env_int("PREPARE_THRESHOLD", 5)
         )
 
+# Django's backends, whose schema editors also write the tenant tables' composite keys
+# (ledgerproject.tenancy): the same schema on every database.
+DATABASES["default"]["ENGINE"] = {
+    "django.db.backends.postgresql": "ledgerproject.backends.postgresql",
+    "django.db.backends.sqlite3": "ledgerproject.backends.sqlite3",
+}.get(DATABASES["default"]["ENGINE"], DATABASES["default"]["ENGINE"])
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -9,6 +9,7 @@ from django.db.models.functions import Cast
 from django.db.models.lookups import GreaterThanOrEqual
 
 from ledgerproject.db import AmountField, ResourceModel, TimestampedModel, new_id
+from ledgerproject.tenancy import TenantForeignKey, TenantOneToOneField, TenantRow
 
 ACTIVE = Q(deleted_at__isnull=True)
 
@@ -36,7 +37,7 @@ class Organization(ResourceModel):
         return [part for part in self.path.split("/") if part]
 
 
-class Ledger(ResourceModel):
+class Ledger(TenantRow, ResourceModel):
     organization = models.ForeignKey(Organization, on_delete=models.PROTECT, related_name="ledgers")
     name = models.CharField(max_length=256)
 
@@ -54,11 +55,11 @@ class Ledger(ResourceModel):
         return self.name
 
 
-class LedgerResource(ResourceModel):
+class LedgerResource(TenantRow, ResourceModel):
     """A resource held in one ledger; ``organization`` is denormalised for tenancy filters."""
 
     organization = models.ForeignKey(Organization, on_delete=models.PROTECT, related_name="+")
-    ledger = models.ForeignKey(Ledger, on_delete=models.PROTECT, related_name="+")
+    ledger = TenantForeignKey(Ledger, on_delete=models.PROTECT, related_name="+")
 
     class Meta(ResourceModel.Meta):
         abstract = True
@@ -105,13 +106,13 @@ class Account(LedgerResource):
     # An alias: @ then 1 to 100 of letters, digits and _ - / . (the API and the admin check it).
     ALIAS_PATTERN = r"^@[A-Za-z0-9_\-/.]{1,100}$"
 
-    portfolio = models.ForeignKey(
+    portfolio = TenantForeignKey(
         Portfolio, null=True, blank=True, on_delete=models.PROTECT, related_name="accounts"
     )
-    product = models.ForeignKey(
+    product = TenantForeignKey(
         Product, null=True, blank=True, on_delete=models.PROTECT, related_name="accounts"
     )
-    parent_account = models.ForeignKey(
+    parent_account = TenantForeignKey(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="children"
     )
     entity_id = models.CharField(max_length=256, null=True, blank=True)
@@ -186,16 +187,16 @@ def within_overdraft() -> GreaterThanOrEqual:
     return GreaterThanOrEqual(Cast("available", number) + Cast("overdraft_limit", number), Value(0))
 
 
-class Balance(models.Model):
+class Balance(TenantRow, models.Model):
     """The running balance of one account. ``version`` counts the operations written to it."""
 
     id = models.UUIDField(primary_key=True, default=new_id, editable=False)
     organization = models.ForeignKey(Organization, on_delete=models.PROTECT, related_name="+")
-    ledger = models.ForeignKey(Ledger, on_delete=models.PROTECT, related_name="+")
+    ledger = TenantForeignKey(Ledger, on_delete=models.PROTECT, related_name="+")
     # One balance per account: Django's one-to-one. In the database the uniqueness is the
     # constraint below, which includes organization (transactions/migrations/0003; the model
     # moved here, with its table, in organizations/migrations/0004).
-    account = models.OneToOneField(Account, on_delete=models.PROTECT, related_name="balance")
+    account = TenantOneToOneField(Account, on_delete=models.PROTECT, related_name="balance")
     asset_code = models.CharField(max_length=100)
     is_external = models.BooleanField(default=False)
     available = AmountField(default=0)

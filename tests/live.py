@@ -45,7 +45,7 @@ def _admin_connection() -> psycopg.Connection:
 def _database(suffix: str, tmp_path: Path) -> Iterator[str]:
     """The DATABASE_URL of a fresh, empty database of the same kind as the test run's."""
     database = settings.DATABASES["default"]
-    if database["ENGINE"] != "django.db.backends.postgresql":
+    if database["ENGINE"] != "ledgerproject.backends.postgresql":
         yield f"sqlite:///{tmp_path / 'live.sqlite3'}"
         return
     name = f"{database['NAME']}_{suffix}"[:63]

@@ -8,10 +8,11 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from ledgerproject.db import AmountField, TimestampedModel
+from ledgerproject.tenancy import TenantForeignKey, TenantRow
 from organizations.models import Account, Ledger, Organization
 
 
-class Transaction(TimestampedModel):
+class Transaction(TenantRow, TimestampedModel):
     CREATED = "CREATED"
     PRE_APPROVED = "PRE_APPROVED"
     SENT = "SENT"
@@ -19,12 +20,12 @@ class Transaction(TimestampedModel):
     STATUSES = (CREATED, PRE_APPROVED, SENT, CANCELED)
 
     organization = models.ForeignKey(Organization, on_delete=models.PROTECT, related_name="+")
-    ledger = models.ForeignKey(Ledger, on_delete=models.PROTECT, related_name="+")
-    parent = models.ForeignKey(
+    ledger = TenantForeignKey(Ledger, on_delete=models.PROTECT, related_name="+")
+    parent = TenantForeignKey(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="children"
     )
     is_reversal = models.BooleanField(default=False)
-    template = models.ForeignKey(
+    template = TenantForeignKey(
         "templates_dsl.TransactionTemplate",
         null=True,
         blank=True,
@@ -83,7 +84,7 @@ class Transaction(TimestampedModel):
         return self.template_id is None
 
 
-class Operation(TimestampedModel):
+class Operation(TenantRow, TimestampedModel):
     """One balance change. Append-only: never updated, never deleted."""
 
     DEBIT = "DEBIT"
@@ -97,11 +98,9 @@ class Operation(TimestampedModel):
     RELEASE = "RELEASE"
 
     organization = models.ForeignKey(Organization, on_delete=models.PROTECT, related_name="+")
-    ledger = models.ForeignKey(Ledger, on_delete=models.PROTECT, related_name="+")
-    transaction = models.ForeignKey(
-        Transaction, on_delete=models.PROTECT, related_name="operations"
-    )
-    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="operations")
+    ledger = TenantForeignKey(Ledger, on_delete=models.PROTECT, related_name="+")
+    transaction = TenantForeignKey(Transaction, on_delete=models.PROTECT, related_name="operations")
+    account = TenantForeignKey(Account, on_delete=models.PROTECT, related_name="operations")
     account_alias = models.CharField(max_length=101)
     portfolio_id = models.UUIDField(null=True, blank=True)
     type = models.CharField(max_length=6)
@@ -149,16 +148,16 @@ class Operation(TimestampedModel):
         ]
 
 
-class IdempotencyKey(models.Model):
+class IdempotencyKey(TenantRow, models.Model):
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
-    ledger = models.ForeignKey(Ledger, on_delete=models.CASCADE, related_name="+")
+    ledger = TenantForeignKey(Ledger, on_delete=models.CASCADE, related_name="+")
     key = models.CharField(max_length=255)
     request_hash = models.CharField(max_length=64)
     response_status = models.PositiveSmallIntegerField()
     # The answer as rendered, recorded right after COMMIT; until then (or if the process died
     # in between) the answer is rendered again from ``transaction`` or a batch's ``outcome``.
     response_body = models.JSONField(null=True, blank=True)
-    transaction = models.ForeignKey(
+    transaction = TenantForeignKey(
         Transaction, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     outcome = models.JSONField(null=True, blank=True)

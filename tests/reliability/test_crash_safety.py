@@ -43,7 +43,7 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.timeout(scaled(300, 3_600)),
     pytest.mark.skipif(
-        DATABASE["ENGINE"] != "django.db.backends.postgresql",
+        DATABASE["ENGINE"] != "ledgerproject.backends.postgresql",
         reason="needs PostgreSQL: gunicorn is killed while it writes to it",
     ),
 ]

@@ -1,0 +1,207 @@
+"""The tenant tables' composite keys (``ledgerproject.tenancy``), on PostgreSQL and on SQLite:
+``(organization_id, id)`` primary keys, ``(organization_id, <x>_id)`` foreign keys between
+tenant tables, the same for a foreign key added later, and the migration that converts a
+database made with one-column keys, keeping its rows."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pytest
+from django.apps import apps
+from django.core.management import call_command
+from django.db import connection, models
+from django.db.backends.postgresql.schema import DatabaseSchemaEditor as StockPostgres
+from django.db.backends.sqlite3.schema import DatabaseSchemaEditor as StockSqlite
+
+from ledgerproject.tenancy import (
+    ORGANIZATION,
+    TENANT_TABLES,
+    TenantKeys,
+    is_tenant,
+    tenant_foreign_keys,
+)
+from tests.transactions.conftest import Book
+
+
+def _model(table: str) -> Any:
+    return next(m for m in apps.get_models() if m._meta.db_table == table)
+
+
+def _constraints(table: str) -> dict[str, dict]:
+    with connection.cursor() as cursor:
+        return connection.introspection.get_constraints(cursor, table)
+
+
+def _tenant_key(table: str) -> list[str]:
+    """The columns of the table's primary key, or of the unique key that stands for it (SQLite's
+    auto-numbered idempotency keys)."""
+    found = _constraints(table)
+    if connection.vendor == "postgresql":
+        for c in found.values():
+            if c["primary_key"] and c["columns"] == [ORGANIZATION, "id"]:
+                return c["columns"]
+    for c in found.values():
+        if c["unique"] and c["columns"] == [ORGANIZATION, "id"]:
+            return c["columns"]
+    if connection.vendor == "sqlite":  # an unnamed UNIQUE (...) is an automatic index there
+        with connection.cursor() as cursor:
+            cursor.execute('SELECT name FROM pragma_index_list(%s) WHERE "unique"', [table])
+            for (index,) in cursor.fetchall():
+                cursor.execute("SELECT name FROM pragma_index_info(%s) ORDER BY seqno", [index])
+                columns = [row[0] for row in cursor.fetchall()]
+                if columns == [ORGANIZATION, "id"]:
+                    return columns
+    if connection.vendor == "sqlite":  # its introspection lists key columns in table order
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT name FROM pragma_table_info(%s) WHERE pk > 0 ORDER BY pk", [table]
+            )
+            return [row[0] for row in cursor.fetchall()]
+    return next(c["columns"] for c in found.values() if c["primary_key"])
+
+
+def _foreign_keys(table: str) -> set[tuple[tuple[str, ...], str, tuple[str, ...]]]:
+    """``(columns, referenced table, referenced columns)`` of every foreign key of the table."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                "SELECT c.confrelid::regclass::text, "
+                "ARRAY(SELECT attname FROM unnest(c.conkey) WITH ORDINALITY k(n, i) "
+                "JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.n ORDER BY i), "
+                "ARRAY(SELECT attname FROM unnest(c.confkey) WITH ORDINALITY k(n, i) "
+                "JOIN pg_attribute a ON a.attrelid = c.confrelid AND a.attnum = k.n ORDER BY i) "
+                "FROM pg_constraint c WHERE c.contype = 'f' AND c.conrelid = %s::regclass",
+                [table],
+            )
+            return {(tuple(cols), to, tuple(to_cols)) for to, cols, to_cols in cursor.fetchall()}
+        cursor.execute("SELECT * FROM pragma_foreign_key_list(%s)", [table])
+        keys: dict[int, list[tuple[str, str, str]]] = {}
+        for row in cursor.fetchall():  # id, seq, table, from, to, ...
+            keys.setdefault(row[0], []).append((row[2], row[3], row[4]))
+        return {
+            (tuple(f for _, f, _ in parts), parts[0][0], tuple(t for _, _, t in parts))
+            for parts in keys.values()
+        }
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("table", TENANT_TABLES)
+def test_every_tenant_table_is_keyed_by_organization_and_id(table):
+    assert _tenant_key(table) == [ORGANIZATION, "id"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("table", TENANT_TABLES)
+def test_every_foreign_key_between_tenant_tables_carries_the_organization(table):
+    model = _model(table)
+    expected = {
+        (
+            (ORGANIZATION, field.column),
+            field.target_field.model._meta.db_table,
+            (ORGANIZATION, field.target_field.column),
+        )
+        for field in tenant_foreign_keys(model)
+    }
+    assert expected or table == "organizations_ledger"  # the others point at their ledger
+    found = _foreign_keys(table)
+    assert expected <= found
+    one_column_to_tenant = [
+        key for key in found if key[1] in TENANT_TABLES and key[0][0] != ORGANIZATION
+    ]
+    assert not one_column_to_tenant, one_column_to_tenant
+
+
+@pytest.mark.django_db(transaction=True)  # SQLite's editor runs outside a transaction only
+def test_a_foreign_key_added_to_a_tenant_table_is_composite():
+    operation = _model("transactions_operation")
+    field: models.ForeignKey = models.ForeignKey(
+        _model("organizations_portfolio"), null=True, on_delete=models.PROTECT
+    )
+    field.set_attributes_from_name("portfolio_ref")
+    field.model = operation
+    with connection.schema_editor(collect_sql=True) as editor:
+        editor.add_field(operation, field)
+    sql = " ".join(editor.collected_sql)
+    assert '("organization_id", "portfolio_ref_id")' in sql, sql
+    assert 'REFERENCES "organizations_portfolio" ("organization_id", "id")' in sql, sql
+    assert is_tenant(operation)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_converts_one_column_keys_and_keeps_the_rows(api, ledger_url):
+    book = _funded_book(api, ledger_url)
+    before = _counts()
+    tenant_models = [_model(t) for t in TENANT_TABLES]
+    _make_one_column_keys(tenant_models)
+    assert _tenant_key("transactions_operation") == ["id"]
+
+    with connection.schema_editor() as editor:
+        TenantKeys().database_forwards("organizations", editor, None, _state())
+    for table in TENANT_TABLES:
+        assert _tenant_key(table) == [ORGANIZATION, "id"], table
+    assert ((ORGANIZATION, "account_id"), "organizations_account", (ORGANIZATION, "id")) in (
+        _foreign_keys("transactions_operation")
+    )
+    assert _counts() == before
+    assert book.pay(100, 1).status_code == 201  # and it posts on the converted tables
+    out = io.StringIO()
+    call_command("check_ledger", stdout=out, stderr=io.StringIO())
+    assert "OK" in out.getvalue()
+
+
+def _funded_book(api: Any, ledger_url: str) -> Book:
+    from tests.transactions.conftest import FUND, PAYMENT
+
+    created = api.post(
+        f"{ledger_url}/instruments", {"name": "Real", "type": "currency", "code": "BRL"}
+    )
+    assert created.status_code == 201
+    book = Book(api=api, url=ledger_url, accounts={})
+    for alias in ("@alice", "@bob", "@fees/platform"):
+        book.account(alias)
+    book.post_template(FUND)
+    book.post_template(PAYMENT)
+    book.fund("@alice", 10_000)
+    assert book.pay(2_500, 100).status_code == 201
+    return book
+
+
+def _counts() -> dict[str, int]:
+    with connection.cursor() as cursor:
+        counts = {}
+        for table in TENANT_TABLES:
+            cursor.execute(f"SELECT count(*) FROM {table}")  # a constant list of tables
+            counts[table] = cursor.fetchone()[0]
+        return counts
+
+
+def _state() -> Any:
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    return executor.loader.project_state()
+
+
+def _make_one_column_keys(tenant_models: list[Any]) -> None:
+    """The tables as Django's own backends made them before the composite keys."""
+    if connection.vendor == "sqlite":
+        with StockSqlite(connection) as editor:
+            for model in tenant_models:
+                editor._remake_table(model)
+        return
+    with StockPostgres(connection) as editor:
+        for model in tenant_models:
+            for name in editor._constraint_names(model, foreign_key=True):
+                editor.execute(editor._delete_constraint_sql(editor.sql_delete_fk, model, name))
+        for model in tenant_models:
+            for name in editor._constraint_names(model, primary_key=True):
+                editor.execute(editor._delete_primary_key_sql(model, name))
+            editor.execute(editor._create_primary_key_sql(model, model._meta.pk))
+        for model in tenant_models:
+            for field in model._meta.local_fields:
+                if isinstance(field, models.ForeignKey):
+                    editor.execute(
+                        editor._create_fk_sql(model, field, "_fk_%(to_table)s_%(to_column)s")
+                    )
