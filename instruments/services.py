@@ -78,7 +78,7 @@ def instrument_create(
 ) -> Instrument:
     instrument_validate(type=type, code=code)
     same_code = Instrument.objects.filter(ledger_id=ledger.pk, code=code)
-    with ledger_write(ledger.pk), unique_among_active(same_code, _code_conflict(code)):
+    with ledger_write(ledger), unique_among_active(same_code, _code_conflict(code)):
         instrument = Instrument.objects.create(
             organization_id=ledger.organization_id,
             ledger=ledger,
@@ -96,7 +96,7 @@ def instrument_create(
 
 def instrument_update(*, instrument: Instrument, data: dict[str, Any]) -> Instrument:
     """Only name, status and metadata change; the input serializer refuses the rest."""
-    with ledger_write(instrument.ledger_id):
+    with ledger_write(instrument):
         apply_changes(instrument, data)
         instrument.save()
         events.record(instrument, events.UPDATED)
@@ -110,9 +110,13 @@ def instrument_delete(*, instrument: Instrument) -> Instrument:
 
     The instrument's balance rows are locked in id order (the order the posting engine uses),
     so a posting running concurrently either finishes first and is seen here, or waits."""
-    with ledger_write(instrument.ledger_id):
+    with ledger_write(instrument):
         held = (
-            Balance.objects.filter(ledger_id=instrument.ledger_id, asset_code=instrument.code)
+            Balance.objects.filter(
+                organization_id=instrument.organization_id,
+                ledger_id=instrument.ledger_id,
+                asset_code=instrument.code,
+            )
             .order_by("pk")
             .select_for_update()
             .values_list("is_external", "available", "on_hold")
@@ -187,7 +191,7 @@ def rate_create(
         metadata=validate_metadata(metadata or {}),
     )
     try:
-        with ledger_write(ledger.pk):
+        with ledger_write(ledger):
             if _pair_taken(rate):
                 raise _pair_conflict(base_code, counter_code, source)
             rate.save(force_insert=True)
@@ -200,7 +204,7 @@ def rate_create(
 def rate_update(*, rate: Rate, data: dict[str, Any]) -> Rate:
     """amount, scale, source, status and metadata; a new source must keep the pair unique."""
     try:
-        with ledger_write(rate.ledger_id):
+        with ledger_write(rate):
             apply_changes(rate, data)
             if "source" in data and _pair_taken(rate):
                 raise _pair_conflict(rate.base_code, rate.counter_code, rate.source)
@@ -213,7 +217,7 @@ def rate_update(*, rate: Rate, data: dict[str, Any]) -> Rate:
 
 def rate_delete(*, rate: Rate) -> Rate:
     """A deleted rate keeps its record, with status INACTIVE and deletedAt set."""
-    with ledger_write(rate.ledger_id):
+    with ledger_write(rate):
         apply_changes(rate, INACTIVE_STATUS)
         rate.deleted_at = timezone.now()
         rate.save(update_fields=["status_code", "status_description", "deleted_at", "updated_at"])

@@ -46,7 +46,7 @@ def portfolio_create(
     status_description: str | None = None,
     metadata: dict[str, Any] | None = None,
 ) -> Portfolio:
-    with ledger_write(ledger.pk):
+    with ledger_write(ledger):
         portfolio = Portfolio.objects.create(
             organization_id=ledger.organization_id,
             ledger=ledger,
@@ -60,7 +60,7 @@ def portfolio_create(
 
 
 def portfolio_update(*, portfolio: Portfolio, data: dict[str, Any]) -> Portfolio:
-    with ledger_write(portfolio.ledger_id):
+    with ledger_write(portfolio):
         apply_changes(portfolio, data)
         portfolio.save()
         events.record(portfolio, events.UPDATED)
@@ -68,7 +68,7 @@ def portfolio_update(*, portfolio: Portfolio, data: dict[str, Any]) -> Portfolio
 
 
 def portfolio_delete(*, portfolio: Portfolio) -> Portfolio:
-    with ledger_write(portfolio.ledger_id):
+    with ledger_write(portfolio):
         _soft_delete(portfolio)
     return portfolio
 
@@ -93,7 +93,7 @@ def product_create(
     metadata: dict[str, Any] | None = None,
 ) -> Product:
     same_name = Product.objects.filter(ledger_id=ledger.pk, name=name)
-    with ledger_write(ledger.pk), unique_among_active(same_name, _product_conflict(name)):
+    with ledger_write(ledger), unique_among_active(same_name, _product_conflict(name)):
         product = Product.objects.create(
             organization_id=ledger.organization_id,
             ledger=ledger,
@@ -112,7 +112,7 @@ def product_update(*, product: Product, data: dict[str, Any]) -> Product:
         if name is not None
         else Product.objects.none()
     )
-    with ledger_write(product.ledger_id):
+    with ledger_write(product):
         apply_changes(product, data)
         with unique_among_active(same_name, _product_conflict(str(name)), exclude=product.pk):
             product.save()
@@ -122,7 +122,7 @@ def product_update(*, product: Product, data: dict[str, Any]) -> Product:
 
 def product_delete(*, product: Product) -> Product:
     """Accounts assigned to the product keep their productId; reads still show the product."""
-    with ledger_write(product.ledger_id):
+    with ledger_write(product):
         _soft_delete(product)
     return product
 
@@ -204,14 +204,15 @@ def _account_insert(account: Account, overdraft_limit: dict[str, int] | None = N
     return events.record(account, events.CREATED)
 
 
-def _lock_asset_active(ledger_id: Any, asset_code: str) -> None:
+def _lock_asset_active(ledger: Ledger, asset_code: str) -> None:
     """The asset is an active instrument of the ledger. An instrument is created and deleted
     together with its ``@external/<CODE>`` account, in one database transaction, so that account
     answers for it; locking its row keeps a concurrent delete of the instrument out until the
     new account (whose balance that delete must then see) is committed."""
     external = (
         Account.objects.filter(
-            ledger_id=ledger_id,
+            organization_id=ledger.organization_id,
+            ledger_id=ledger.pk,
             alias=f"{Account.EXTERNAL_PREFIX}{asset_code}",
             type=Account.EXTERNAL,
             deleted_at__isnull=True,
@@ -305,8 +306,8 @@ def account_create(
     )
     account.alias = alias or f"@{account.id}"
     same_alias = Account.objects.filter(ledger_id=ledger.pk, alias=account.alias)
-    with ledger_write(ledger.pk):
-        _lock_asset_active(ledger.pk, asset_code)
+    with ledger_write(ledger):
+        _lock_asset_active(ledger, asset_code)
         with unique_among_active(same_alias, _alias_conflict(account.alias)):
             _account_insert(account, overdraft_limit)
     return account
@@ -327,7 +328,7 @@ def account_update(*, account: Account, data: dict[str, Any]) -> Account:
     elif alias.startswith(Account.EXTERNAL_PREFIX):
         raise _refuse_external("the @external/ aliases are theirs alone")
     same_alias = Account.objects.filter(ledger_id=account.ledger_id, alias=alias)
-    with ledger_write(account.ledger_id):
+    with ledger_write(account):
         apply_changes(account, data)
         if "alias" in data:
             with unique_among_active(same_alias, _alias_conflict(alias), exclude=account.pk):
@@ -346,8 +347,12 @@ def account_delete(*, account: Account) -> Account:
     """Refused while the balance holds anything; the balance row is locked while checking."""
     if account.is_external:
         raise _refuse_external("they are removed with their instrument")
-    with ledger_write(account.ledger_id):
-        balance = Balance.objects.select_for_update().filter(account_id=account.pk).first()
+    with ledger_write(account):
+        balance = (
+            Balance.objects.select_for_update()
+            .filter(organization_id=account.organization_id, account_id=account.pk)
+            .first()
+        )
         if balance is not None and (balance.available or balance.on_hold):
             raise LedgerError(
                 ErrorCode.BALANCE_REMAINING,

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from django.db import connection, transaction
 
@@ -70,19 +70,39 @@ def with_tree_lock(
     )
 
 
-LEDGER_KEY_SHARE = "SELECT deleted_at FROM organizations_ledger WHERE id = %s FOR KEY SHARE"
-LEDGER_UPDATE = "SELECT deleted_at FROM organizations_ledger WHERE id = %s FOR UPDATE"
+# The organization's id comes first in every statement on a tenant table: it is the
+# distribution column on Citus, which routes the statement to the one node holding the rows.
+LEDGER_KEY_SHARE = (
+    "SELECT deleted_at FROM organizations_ledger WHERE organization_id = %s AND id = %s "
+    "FOR KEY SHARE"
+)
+LEDGER_UPDATE = (
+    "SELECT deleted_at FROM organizations_ledger WHERE organization_id = %s AND id = %s FOR UPDATE"
+)
 
 
-def _lock_ledger(ledger_id: uuid.UUID, *, for_delete: bool) -> bool:
+def ledger_key(owner: Any) -> tuple[uuid.UUID, uuid.UUID]:
+    """``(organization id, ledger id)`` of a ledger, or of a resource held in one (or the pair
+    itself)."""
+    if isinstance(owner, tuple):
+        return owner
+    if isinstance(owner, Ledger):
+        return owner.organization_id, owner.pk
+    return owner.organization_id, owner.ledger_id
+
+
+def _lock_ledger(owner: Any, *, for_delete: bool) -> bool:
     """Lock the ledger row; answer whether it is active."""
+    organization_id, ledger_id = ledger_key(owner)
     if connection.vendor != "postgresql":
-        return Ledger.objects.filter(pk=ledger_id, deleted_at__isnull=True).exists()
+        return Ledger.objects.filter(
+            organization_id=organization_id, pk=ledger_id, deleted_at__isnull=True
+        ).exists()
     with connection.cursor() as cursor:
         if for_delete:
-            cursor.execute(LEDGER_UPDATE, [ledger_id])
+            cursor.execute(LEDGER_UPDATE, [organization_id, ledger_id])
         else:
-            cursor.execute(LEDGER_KEY_SHARE, [ledger_id])
+            cursor.execute(LEDGER_KEY_SHARE, [organization_id, ledger_id])
         row = cursor.fetchone()
     return row is not None and row[0] is None
 
@@ -91,24 +111,25 @@ def ledger_deleted() -> LedgerError:
     return LedgerError(ErrorCode.ACTION_NOT_PERMITTED, "The ledger has been deleted.")
 
 
-def lock_ledger_active(ledger_id: uuid.UUID) -> None:
-    """Inside a write into the ledger: hold it against its delete (``FOR KEY SHARE``, which
-    concurrent writes share), or refuse with 422 0008 when it is deleted."""
-    if not _lock_ledger(ledger_id, for_delete=False):
+def lock_ledger_active(owner: Any) -> None:
+    """Inside a write into the ledger (``owner``: the ledger, or a resource held in it): hold it
+    against its delete (``FOR KEY SHARE``, which concurrent writes share), or refuse with
+    422 0008 when it is deleted."""
+    if not _lock_ledger(owner, for_delete=False):
         raise ledger_deleted()
 
 
-def lock_ledger_for_delete(ledger_id: uuid.UUID) -> bool:
+def lock_ledger_for_delete(ledger: Ledger) -> bool:
     """Wait for the writes into the ledger to finish and keep new ones out until COMMIT;
     answer whether it is still active."""
-    return _lock_ledger(ledger_id, for_delete=True)
+    return _lock_ledger(ledger, for_delete=True)
 
 
 @contextlib.contextmanager
-def ledger_write(ledger_id: uuid.UUID) -> Iterator[None]:
+def ledger_write(owner: Any) -> Iterator[None]:
     """The one database transaction of a write into a ledger (create, update or delete of its
     contents, a commit, a revert): the ledger is held against its delete throughout, and a
     deleted ledger takes no write (422 0008)."""
     with transaction.atomic():
-        lock_ledger_active(ledger_id)
+        lock_ledger_active(owner)
         yield

@@ -38,7 +38,9 @@ def overdraft_set(*, account: Account, amount: int | None, scale: int | None) ->
             fields={"overdraftLimit": "a non-negative amount, scale 0 to 18"},
         )
     with transaction.atomic():
-        balance = Balance.objects.select_for_update().get(account_id=account.pk)
+        balance = Balance.objects.select_for_update().get(
+            organization_id=account.organization_id, account_id=account.pk
+        )
         while scale > balance.scale and amount % 10 == 0:
             amount, scale = amount // 10, scale - 1
         top = max(scale, balance.scale)

@@ -188,7 +188,7 @@ def ledger_update(*, ledger: Ledger, data: dict[str, Any]) -> Ledger:
         if name is not None
         else Ledger.objects.none()
     )
-    with ledger_write(ledger.pk):
+    with ledger_write(ledger):
         apply_changes(ledger, data)
         with unique_among_active(same_name, _ledger_conflict(str(name)), exclude=ledger.pk):
             ledger.save()
@@ -199,7 +199,7 @@ def ledger_update(*, ledger: Ledger, data: dict[str, Any]) -> Ledger:
 def ledger_delete(*, ledger: Ledger) -> Ledger:
     """Waits for the writes into the ledger to finish; none starts until this commits."""
     with transaction.atomic():
-        if not lock_ledger_for_delete(ledger.pk):
+        if not lock_ledger_for_delete(ledger):
             raise LedgerError(ErrorCode.ALREADY_REMOVED, "The ledger has already been removed.")
         ledger.deleted_at = timezone.now()
         ledger.save(update_fields=["deleted_at", "updated_at"])

@@ -49,7 +49,7 @@ def _code_in_use(code: str) -> LedgerError:
 def template_create(*, ledger: Ledger, text: str) -> TransactionTemplate:
     compiled = template_compile_for(ledger=ledger, text=text)
     same_code = TransactionTemplate.objects.filter(ledger_id=ledger.pk, code=compiled.code)
-    with ledger_write(ledger.pk), unique_among_active(same_code, _code_in_use(compiled.code)):
+    with ledger_write(ledger), unique_among_active(same_code, _code_in_use(compiled.code)):
         template = TransactionTemplate.objects.create(
             organization_id=ledger.organization_id, ledger=ledger, **_fields(compiled, text)
         )
@@ -65,7 +65,7 @@ def template_replace(*, template: TransactionTemplate, text: str) -> Transaction
             "a template's code cannot change.",
             fields={"code": "cannot be modified"},
         )
-    with ledger_write(template.ledger_id):
+    with ledger_write(template):
         for name, value in _fields(compiled, text).items():
             setattr(template, name, value)
         template.save()
@@ -74,7 +74,7 @@ def template_replace(*, template: TransactionTemplate, text: str) -> Transaction
 
 
 def template_delete(*, template: TransactionTemplate) -> TransactionTemplate:
-    with ledger_write(template.ledger_id):
+    with ledger_write(template):
         template.deleted_at = timezone.now()
         template.save(update_fields=["deleted_at", "updated_at"])
         events.record(template, events.DELETED)

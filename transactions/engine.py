@@ -162,7 +162,9 @@ class _Run:
         items = [i for i in self.open() if i in self.prepared and i not in skip]
         steps = {i: opening_steps(self.prepared[i].transaction, self.prepared[i].legs)
                  for i in items}  # fmt: skip
-        balances = lock_balances(leg.account_id for i in items for leg, _ in steps[i])
+        balances = lock_balances(
+            self.ledger.organization_id, (leg.account_id for i in items for leg, _ in steps[i])
+        )
         book = BalanceBook(balances, now=timezone.now())
         posted, operations = [], []
         for index in items:
@@ -173,7 +175,7 @@ class _Run:
             try:
                 item_operations = book.apply_all(tx, steps[index])
             except LedgerError as error:
-                guard = Guard.of(self.ledger.pk, [tx.asset_code], balances_of(steps[index]))
+                guard = Guard.of(self.ledger, [tx.asset_code], balances_of(steps[index]))
                 self.refuse(index, guard_refusal(guard) or error)
                 continue
             attach_operations(tx, item_operations)
@@ -184,7 +186,7 @@ class _Run:
         self.raise_first_refusal()
         touched = sorted({leg.account_id for i in posted for leg, _ in steps[i]})
         guard = Guard.of(
-            self.ledger.pk, (self.prepared[i].transaction.asset_code for i in posted), touched
+            self.ledger, (self.prepared[i].transaction.asset_code for i in posted), touched
         )
         txs = [self.prepared[i].transaction for i in posted]
         posted_events = [events.build(events.TRANSACTION_POSTED, tx) for tx in txs]
@@ -198,7 +200,7 @@ class _Run:
         # apply the others again from the balances as they are.
         for index in posted:
             asset = self.prepared[index].transaction.asset_code
-            refusal = guard_refusal(Guard.of(self.ledger.pk, [asset], balances_of(steps[index])))
+            refusal = guard_refusal(Guard.of(self.ledger, [asset], balances_of(steps[index])))
             if refusal is not None:
                 self.refuse(index, refusal)
         self.raise_first_refusal()
@@ -321,8 +323,13 @@ def _dry_run(ledger: Ledger, request: PostingRequest) -> Outcome:
     prepared = prepare(ledger, lookups, request, planned)
     tx = prepared.transaction
     steps = opening_steps(tx, prepared.legs)
-    check_instrument(ledger.pk, tx.asset_code)
-    balances = {b.account_id: b for b in Balance.objects.filter(account_id__in=balances_of(steps))}
+    check_instrument(ledger.organization_id, ledger.pk, tx.asset_code)
+    balances = {
+        b.account_id: b
+        for b in Balance.objects.filter(
+            organization_id=ledger.organization_id, account_id__in=balances_of(steps)
+        )
+    }
     tx.created_at = tx.updated_at = timezone.now()
     operations = BalanceBook(balances, now=tx.created_at).apply_all(tx, steps)
     return Outcome(200, transaction=attach_operations(tx, operations))

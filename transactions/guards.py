@@ -9,12 +9,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection
 
 from instruments.models import Instrument
 from ledgerproject.errors import ErrorCode, LedgerError
-from organizations.locking import lock_ledger_active
+from organizations.locking import ledger_key, lock_ledger_active
 from organizations.models import Account
 from transactions.money import CREDIT, DEBIT
 
@@ -37,7 +38,7 @@ def check_account(account: Account, direction: str, asset: str) -> None:
         )
     if account.deleted_at is not None or account.status_code in BLOCKED_STATUSES:
         if account.deleted_at is not None:
-            check_instrument(account.ledger_id, asset)
+            check_instrument(account.organization_id, account.ledger_id, asset)
         raise LedgerError(
             ErrorCode.ACCOUNT_STATUS_RESTRICTION, f"Account {account.alias} is deleted or blocked."
         )
@@ -57,34 +58,41 @@ class Guard:
     active instrument of it, and none of the accounts was deleted. ``writes.write_posting``
     folds the whole check into its one statement on PostgreSQL."""
 
+    organization_id: uuid.UUID
     ledger_id: uuid.UUID
     assets: tuple[str, ...]
     account_ids: tuple[uuid.UUID, ...]
 
     @classmethod
-    def of(cls, ledger_id: uuid.UUID, assets: Iterable[str], account_ids: Iterable[uuid.UUID]):
-        return cls(ledger_id, tuple(sorted(set(assets))), tuple(sorted(set(account_ids))))
+    def of(cls, ledger: Any, assets: Iterable[str], account_ids: Iterable[uuid.UUID]) -> Guard:
+        """``ledger``: the ledger, or a resource held in it (``locking.ledger_key``)."""
+        organization_id, ledger_id = ledger_key(ledger)
+        return cls(
+            organization_id, ledger_id, tuple(sorted(set(assets))), tuple(sorted(set(account_ids)))
+        )
 
 
 INSTRUMENT_SQL = (
-    "SELECT 1 FROM instruments_instrument WHERE ledger_id = %s AND code = %s "
-    "AND deleted_at IS NULL AND EXISTS (SELECT 1 FROM organizations_ledger "
-    "WHERE id = %s AND deleted_at IS NULL FOR KEY SHARE) LIMIT 1"
+    "SELECT 1 FROM instruments_instrument WHERE organization_id = %s AND ledger_id = %s "
+    "AND code = %s AND deleted_at IS NULL AND EXISTS (SELECT 1 FROM organizations_ledger "
+    "WHERE organization_id = %s AND id = %s AND deleted_at IS NULL FOR KEY SHARE) LIMIT 1"
 )
 
 
-def check_instrument(ledger_id: uuid.UUID, asset: str) -> None:
+def check_instrument(organization_id: uuid.UUID, ledger_id: uuid.UUID, asset: str) -> None:
     """The instrument is active in an active ledger (one query), else the refusal."""
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
-            cursor.execute(INSTRUMENT_SQL, [ledger_id, asset, ledger_id])
+            cursor.execute(
+                INSTRUMENT_SQL, [organization_id, ledger_id, asset, organization_id, ledger_id]
+            )
             found = cursor.fetchone() is not None
     else:
         found = Instrument.objects.filter(
             ledger_id=ledger_id, code=asset, deleted_at__isnull=True, ledger__deleted_at=None
         ).exists()
     if not found:
-        lock_ledger_active(ledger_id)
+        lock_ledger_active((organization_id, ledger_id))
         raise instrument_missing(asset)
 
 
@@ -93,13 +101,15 @@ def guard_refusal(guard: Guard) -> LedgerError | None:
     deleted accounts), or None."""
     try:
         for asset in guard.assets:
-            check_instrument(guard.ledger_id, asset)
+            check_instrument(guard.organization_id, guard.ledger_id, asset)
     except LedgerError as error:
         return error
     deleted = sorted(
-        Account.objects.filter(pk__in=guard.account_ids, deleted_at__isnull=False).values_list(
-            "alias", flat=True
-        )
+        Account.objects.filter(
+            organization_id=guard.organization_id,
+            pk__in=guard.account_ids,
+            deleted_at__isnull=False,
+        ).values_list("alias", flat=True)
     )
     if deleted:
         return LedgerError(

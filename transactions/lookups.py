@@ -31,11 +31,13 @@ TEMPLATES_SQL = Select(
     TransactionTemplate,
     "t",
     "FROM templates_dsl_transactiontemplate t "
-    "WHERE t.ledger_id = %s AND t.code = ANY(%s) AND t.deleted_at IS NULL "
+    "WHERE t.organization_id = %s AND t.ledger_id = %s AND t.code = ANY(%s) "
+    "AND t.deleted_at IS NULL "
     "ORDER BY t.created_at, t.id",
 )
 ACCOUNTS_FROM = (
-    "FROM organizations_account a WHERE a.ledger_id = %s AND a.alias = ANY(%s) "
+    "FROM organizations_account a "
+    "WHERE a.organization_id = %s AND a.ledger_id = %s AND a.alias = ANY(%s) "
     "ORDER BY a.created_at, a.id"
 )
 ACCOUNTS_SQL = Select(Account, "a", ACCOUNTS_FROM)
@@ -48,13 +50,15 @@ ACCOUNTS_AND_TEMPLATES_SQL = Select(
     extra=[
         "(SELECT count(*) FROM templates_dsl_transactiontemplate t "
         "JOIN unnest(%s::uuid[], %s::timestamptz[]) AS c(id, stamp) "
-        "ON t.id = c.id AND t.updated_at = c.stamp AND t.deleted_at IS NULL)"
+        "ON t.organization_id = %s AND t.id = c.id AND t.updated_at = c.stamp "
+        "AND t.deleted_at IS NULL)"
     ],
 )
 FRESH_TEMPLATES_SQL = (
     "SELECT count(*) FROM templates_dsl_transactiontemplate t "
     "JOIN unnest(%s::uuid[], %s::timestamptz[]) AS c(id, stamp) "
-    "ON t.id = c.id AND t.updated_at = c.stamp AND t.deleted_at IS NULL"
+    "ON t.organization_id = %s AND t.id = c.id AND t.updated_at = c.stamp "
+    "AND t.deleted_at IS NULL"
 )
 CACHE_SIZE = 4096
 _template_cache: OrderedDict[tuple[uuid.UUID, str], TransactionTemplate] = OrderedDict()
@@ -86,6 +90,7 @@ class PostingLookups:
 
     def __init__(self, ledger: Ledger, *, cached: bool = True) -> None:
         self.ledger = ledger
+        self.organization_id = ledger.organization_id
         # On PostgreSQL a template row is kept in this process and used without being read
         # again; the accounts' statement then checks it is unchanged (``TemplatesChanged``).
         self.cached = cached and connection.vendor == "postgresql"
@@ -110,7 +115,7 @@ class PostingLookups:
                 return
         rows: Iterable[TransactionTemplate]
         if connection.vendor == "postgresql":
-            rows = TEMPLATES_SQL.fetch([self.ledger.pk, sorted(wanted)])
+            rows = TEMPLATES_SQL.fetch([self.organization_id, self.ledger.pk, sorted(wanted)])
         else:
             rows = TransactionTemplate.objects.filter(
                 ledger_id=self.ledger.pk, code__in=wanted, deleted_at__isnull=True
@@ -149,11 +154,12 @@ class PostingLookups:
         rows: Iterable[Account]
         if self.unverified:
             ids, stamps = list(self.unverified), list(self.unverified.values())
-            params = [ids, stamps, self.ledger.pk, sorted(wanted)]
+            org = self.organization_id
+            params = [ids, stamps, org, org, self.ledger.pk, sorted(wanted)]
             rows = ACCOUNTS_AND_TEMPLATES_SQL.fetch(params)
             self._verify(rows[0]._extra[0] if rows else None)  # type: ignore[attr-defined]
         elif connection.vendor == "postgresql":
-            rows = ACCOUNTS_SQL.fetch([self.ledger.pk, sorted(wanted)])
+            rows = ACCOUNTS_SQL.fetch([self.organization_id, self.ledger.pk, sorted(wanted)])
         else:
             rows = Account.objects.filter(ledger_id=self.ledger.pk, alias__in=wanted)
         for account in rows:
@@ -167,7 +173,8 @@ class PostingLookups:
         if fresh is None:
             with connection.cursor() as cursor:
                 cursor.execute(
-                    FRESH_TEMPLATES_SQL, [list(self.unverified), list(self.unverified.values())]
+                    FRESH_TEMPLATES_SQL,
+                    [list(self.unverified), list(self.unverified.values()), self.organization_id],
                 )
                 fresh = cursor.fetchone()[0]
         if fresh != len(self.unverified):
@@ -195,9 +202,9 @@ class PostingLookups:
         if not wanted:
             return
         found = set(
-            Transaction.objects.filter(pk__in=wanted, ledger_id=self.ledger.pk).values_list(
-                "pk", flat=True
-            )
+            Transaction.objects.filter(
+                organization_id=self.organization_id, pk__in=wanted, ledger_id=self.ledger.pk
+            ).values_list("pk", flat=True)
         )
         self.parents.update({pk: pk in found for pk in wanted})
 
