@@ -2,13 +2,15 @@
 provided that the guard (``guards.Guard``) still holds. The rows travel as one JSON document
 per table (``jsonb_to_recordset``): a few strings to send rather than an array per column.
 
-The postings' events (the outbox, ``outbox.events``) travel in the same statement.
+The postings' events (the outbox, ``outbox.events``) travel in the same call.
 
-On PostgreSQL all of it is one statement: a data-modifying CTE whose every part is conditioned
-on the guard, read with a snapshot taken after the balance locks (and holding the ledger with
-``FOR KEY SHARE``). So the balance locks are held for three round trips only: lock, write,
-commit. Elsewhere (SQLite, whose writers are serialized anyway) the guard is one query per asset
-plus one, then three plain statements."""
+On PostgreSQL all of it is one call of a function (``ledger_write_posting``, made by a
+migration): the guard, read after the balance locks (and holding the ledger with ``FOR KEY
+SHARE``), then one plain statement per table, each of which Citus routes to the organization's
+node (a data-modifying CTE, which did the same before, made Citus contact every worker). So
+the balance locks are held for three round trips only: lock, write, commit. Elsewhere (SQLite,
+whose writers are serialized anyway) the guard is one query per asset plus one, then three
+plain statements."""
 
 from __future__ import annotations
 
@@ -40,54 +42,14 @@ OPERATION_COLUMNS = (
 )  # fmt: skip
 BALANCE_STATE = ("available", "on_hold", "scale", "overdraft_limit", "version", "updated_at")
 
-WRITE_POSTING = """
-WITH guard AS (
-  SELECT (
-    (SELECT count(*) FROM instruments_instrument
-      WHERE ledger_id = %s AND code = ANY(%s::varchar[]) AND deleted_at IS NULL)
-      = cardinality(%s::varchar[])
-    AND NOT EXISTS (SELECT 1 FROM organizations_account
-      WHERE id = ANY(%s::uuid[]) AND deleted_at IS NOT NULL)
-    AND EXISTS (SELECT 1 FROM organizations_ledger
-      WHERE id = %s AND deleted_at IS NULL FOR KEY SHARE)) AS ok
-), new_transactions AS (
-INSERT INTO transactions_transaction (id, created_at, updated_at, organization_id, ledger_id,
-  parent_id, is_reversal, template_id, type, description, status, amount, scale, asset_code,
-  chart_of_accounts_group_name, source, destination, metadata, legs, expires_at)
-SELECT * FROM jsonb_to_recordset(%s::jsonb) AS t(id uuid, created_at timestamptz,
-  updated_at timestamptz, organization_id uuid, ledger_id uuid, parent_id uuid,
-  is_reversal boolean, template_id uuid, type varchar, description text, status varchar,
-  amount numeric, scale smallint, asset_code varchar, chart_of_accounts_group_name varchar,
-  source jsonb, destination jsonb, metadata jsonb, legs jsonb, expires_at timestamptz)
-WHERE (SELECT ok FROM guard)
-), new_operations AS (
-INSERT INTO transactions_operation (id, created_at, updated_at, organization_id, ledger_id,
-  transaction_id, account_id, account_alias, portfolio_id, type, effect, asset_code,
-  chart_of_accounts, description, amount, scale, balance_available, balance_on_hold,
-  balance_scale, balance_available_after, balance_on_hold_after, balance_scale_after,
-  balance_version, metadata)
-SELECT * FROM jsonb_to_recordset(%s::jsonb) AS o(id uuid, created_at timestamptz,
-  updated_at timestamptz, organization_id uuid, ledger_id uuid, transaction_id uuid,
-  account_id uuid, account_alias varchar, portfolio_id uuid, type varchar, effect varchar,
-  asset_code varchar, chart_of_accounts varchar, description text, amount numeric,
-  scale smallint, balance_available numeric, balance_on_hold numeric, balance_scale smallint,
-  balance_available_after numeric, balance_on_hold_after numeric, balance_scale_after smallint,
-  balance_version bigint, metadata jsonb)
-WHERE (SELECT ok FROM guard)
-), new_events AS (
-INSERT INTO outbox_event (event_id, type, organization_id, ledger_id, resource_id, created_at,
-  data)
-SELECT * FROM jsonb_to_recordset(%s::jsonb) AS e(event_id uuid, type varchar,
-  organization_id uuid, ledger_id uuid, resource_id uuid, created_at timestamptz, data jsonb)
-WHERE (SELECT ok FROM guard)
+# One round trip: the function (transactions/migrations/0007) checks the guard, then writes
+# the transactions, operations, events and balances, each as one statement; false, and nothing
+# written, when the guard does not hold.
+WRITE_POSTING = (
+    "SELECT ledger_write_posting(%(org)s, %(ledger)s, %(assets)s::varchar[], "
+    "%(accounts)s::uuid[], %(transactions)s::jsonb, %(operations)s::jsonb, %(events)s::jsonb, "
+    "%(balances)s::jsonb)"
 )
-UPDATE organizations_balance AS b
-SET available = v.available, on_hold = v.on_hold, scale = v.scale,
-    overdraft_limit = v.overdraft_limit, version = v.version, updated_at = v.updated_at
-FROM jsonb_to_recordset(%s::jsonb) AS v(id uuid, available numeric, on_hold numeric,
-  scale smallint, overdraft_limit numeric, version bigint, updated_at timestamptz)
-WHERE b.id = v.id AND (SELECT ok FROM guard)
-"""
 UPDATE_BALANCE = (
     "UPDATE organizations_balance SET available = %s, on_hold = %s, scale = %s, "
     "overdraft_limit = %s, version = %s, updated_at = %s WHERE id = %s"
@@ -134,19 +96,18 @@ def write_posting(
     with connection.cursor() as cursor:
         cursor.execute(
             WRITE_POSTING,
-            [
-                guard.ledger_id,
-                assets,
-                assets,
-                list(guard.account_ids),
-                guard.ledger_id,
-                _rows_json(transactions, TRANSACTION_COLUMNS),
-                _rows_json(operations, OPERATION_COLUMNS),
-                event_rows_json(list(events)),
-                _rows_json(balances, ("id", *BALANCE_STATE)),
-            ],
+            {
+                "org": guard.organization_id,
+                "ledger": guard.ledger_id,
+                "assets": assets,
+                "accounts": list(guard.account_ids),
+                "transactions": _rows_json(transactions, TRANSACTION_COLUMNS),
+                "operations": _rows_json(operations, OPERATION_COLUMNS),
+                "events": event_rows_json(list(events)),
+                "balances": _rows_json(balances, ("id", *BALANCE_STATE)),
+            },
         )
-        return cursor.rowcount > 0
+        return bool(cursor.fetchone()[0])
 
 
 def _update_balances(rows: list[Balance]) -> None:
