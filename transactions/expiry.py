@@ -1,9 +1,10 @@
 """Holds that expire: one pass of the worker that cancels pending transactions past their
 expiry, each through ``states.expire`` (the same cancel as a request's).
 
-Safe in several copies: each transaction is locked with ``SKIP LOCKED``, so two workers never
-wait on each other, and ``expire`` acts only on a transaction still pending and past its expiry,
-so a row another worker (or a commit) got to first is left alone."""
+Safe in several copies: ``expire`` locks the transaction's row (waiting, at most, for the one
+commit or cancel of that row in progress) and acts only on a transaction still pending and past
+its expiry, so a row another worker (or a commit) got to first is left alone, and a hold that a
+commit was refused for, as expired, is canceled by the same pass."""
 
 from __future__ import annotations
 

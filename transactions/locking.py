@@ -11,46 +11,48 @@ from django.db import connection
 
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.rows import Select
-from organizations.models import Balance
+from organizations.models import Balance, Ledger
 from transactions.models import Transaction
 
 LOCK_BALANCES = Select(
     Balance,
     "b",
-    "FROM organizations_balance b WHERE b.account_id = ANY(%s) ORDER BY b.id FOR UPDATE",
+    "FROM organizations_balance b WHERE b.organization_id = %s AND b.account_id = ANY(%s) "
+    "ORDER BY b.id FOR UPDATE",
 )
 
 
-def lock_balances(account_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, Balance]:
-    """Lock the balances of these accounts, in balance-id order; keyed by account id.
-    (On PostgreSQL one literal statement, which skips the ORM's query compilation.)"""
+def lock_balances(
+    organization_id: uuid.UUID, account_ids: Iterable[uuid.UUID]
+) -> dict[uuid.UUID, Balance]:
+    """Lock the balances of these accounts of one organization, in balance-id order; keyed by
+    account id. (On PostgreSQL one literal statement, which skips the ORM's query
+    compilation.)"""
     wanted = sorted(set(account_ids))
     if connection.vendor == "postgresql":
-        rows: Iterable[Balance] = LOCK_BALANCES.fetch([wanted])
+        rows: Iterable[Balance] = LOCK_BALANCES.fetch([organization_id, wanted])
     else:
         rows = (
-            Balance.objects.filter(account_id__in=wanted)
+            Balance.objects.filter(organization_id=organization_id, account_id__in=wanted)
             .order_by("pk")
             .select_for_update(of=("self",))
         )
     return {row.account_id: row for row in rows}
 
 
-def lock_transaction(
-    *, ledger_id: uuid.UUID, transaction_id: uuid.UUID, skip_locked: bool = False
-) -> Transaction | None:
-    """Lock a transaction for commit, revert or cancel: those exclude each other. The lock is
+def lock_transaction(*, ledger: Ledger, transaction_id: uuid.UUID) -> Transaction:
+    """Lock a transaction for commit, revert, cancel or expiry: those exclude each other, and
+    each waits for the one before it, so whichever takes the row first decides. The lock is
     ``FOR NO KEY UPDATE``, so a posting naming this transaction as its parent (whose foreign
     key check takes ``FOR KEY SHARE`` at COMMIT, after its balance locks) never waits on it,
-    and the two cannot deadlock. ``skip_locked`` (the expiry worker): None if another session
-    holds the row, rather than waiting for it."""
+    and the two cannot deadlock."""
     row = (
-        Transaction.objects.filter(pk=transaction_id, ledger_id=ledger_id)
-        .select_for_update(no_key=True, of=("self",), skip_locked=skip_locked)
+        Transaction.objects.filter(
+            organization_id=ledger.organization_id, pk=transaction_id, ledger_id=ledger.pk
+        )
+        .select_for_update(no_key=True, of=("self",))
         .first()
     )
-    if row is None and skip_locked:
-        return None
     if row is None:
         raise LedgerError(ErrorCode.NOT_FOUND, "The transaction was not found.")
     return row

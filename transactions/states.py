@@ -17,7 +17,6 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections.abc import Callable
-from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -39,8 +38,8 @@ def _write(tx: Transaction, steps: list[Step], *, insert: bool) -> Transaction:
     """Apply ``steps`` to the locked balances and write them (with ``tx`` when ``insert``).
     A deleted instrument or account is answered before any other refusal."""
     touched = sorted({leg.account_id for leg, _ in steps})
-    balances = lock_balances(touched)
-    guard = Guard.of(tx.ledger_id, [tx.asset_code], touched)
+    balances = lock_balances(tx.organization_id, touched)
+    guard = Guard.of(tx, [tx.asset_code], touched)
     if insert:
         tx.created_at = tx.updated_at = timezone.now()
     try:
@@ -62,10 +61,9 @@ def _recorded(tx: Transaction, event_type: str) -> Transaction:
     return tx
 
 
-def _locked(ledger: Ledger, transaction_id: uuid.UUID, *, skip_locked: bool = False) -> Any:
-    lock_ledger_active(ledger.pk)
-    return lock_transaction(ledger_id=ledger.pk, transaction_id=transaction_id,
-                            skip_locked=skip_locked)  # fmt: skip
+def _locked(ledger: Ledger, transaction_id: uuid.UUID) -> Transaction:
+    lock_ledger_active(ledger)
+    return lock_transaction(ledger=ledger, transaction_id=transaction_id)
 
 
 def _set_status(tx: Transaction, status: str) -> None:
@@ -115,18 +113,20 @@ def expire(
     *, ledger: Ledger, transaction_id: uuid.UUID, now: dt.datetime | None = None
 ) -> Transaction | None:
     """Cancel the transaction if it is still PRE_APPROVED and its expiry has passed (``now``);
-    None when there was nothing to do or another worker (or a commit) holds it right now."""
+    None when there was nothing to do. A commit (or another worker) holding the row is waited
+    for, so that exactly one of them acts: a commit that took the row first settles it, or is
+    refused as expired, and then this cancel runs."""
     return _cancel(ledger, transaction_id, expired_by=now or timezone.now())
 
 
 def _cancel(
     ledger: Ledger, transaction_id: uuid.UUID, *, expired_by: dt.datetime | None
 ) -> Transaction | None:
-    """The one cancel: by request (``expired_by`` None) or by expiry (skip a locked row, and
-    do nothing unless the transaction is pending and past its expiry)."""
+    """The one cancel: by request (``expired_by`` None) or by expiry (nothing unless the
+    transaction is still pending and past its expiry once its row is held)."""
     with transaction.atomic(durable=True):
-        tx = _locked(ledger, transaction_id, skip_locked=expired_by is not None)
-        if expired_by is not None and (tx is None or not is_expired(tx, expired_by)):
+        tx = _locked(ledger, transaction_id)
+        if expired_by is not None and not is_expired(tx, expired_by):
             return None
         _check_revertible(tx)
         if tx.status != Transaction.PRE_APPROVED:
