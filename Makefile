@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint format venv migrate stress bench
+.PHONY: run test test-citus lint format venv migrate stress bench bench-citus
 
 $(BIN)/.installed: requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,17 @@ test: venv
 		echo "make test: could not install chromium; the browser tests will say how to get it"
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
+# The tenancy, posting, concurrency and check_ledger tests, and the cluster's own, through a
+# Citus coordinator (docs/SCALING.md): DATABASE_URL=postgres://...:9700/<name>, with
+# test_<name> made on every node first (scripts/citus-cluster createdb test_<name>).
+CITUS_TESTS ?= tests/citus tests/concurrency tests/api/test_tenancy_fails_closed.py \
+	tests/api/test_not_found_oracle.py tests/transactions/test_posting.py \
+	tests/transactions/test_batch.py tests/transactions/test_idempotency.py \
+	tests/transactions/test_states.py tests/transactions/test_inline.py \
+	tests/transactions/test_check_ledger.py
+test-citus: venv
+	LEDGER_CITUS=1 $(BIN)/python -m pytest -q --reuse-db -p no:cacheprovider $(CITUS_TESTS) $(PYTEST_ARGS)
+
 # The slow and PostgreSQL tests with LEDGER_STRESS=1: more examples, a longer load, more kills.
 # DATABASE_URL=postgres://... runs them all (on SQLite the PostgreSQL ones skip).
 stress: venv
@@ -63,3 +74,18 @@ bench: venv
 		|| { echo "make bench needs wrk (apt-get install wrk)"; exit 1; }
 	@command -v pgbench >/dev/null || { echo "make bench needs pgbench (postgresql-client)"; exit 1; }
 	$(BIN)/python -m bench.run --database-url $(BENCH_DATABASE_URL) $(BENCH_ARGS)
+	$(MAKE) --no-print-directory bench-citus
+
+# The Citus row (docs/SCALING.md): postings spread over 16 organizations on single-node
+# PostgreSQL, then through a local Citus coordinator with two workers (built from
+# CITUS_TARBALL once per machine); writes bench/results/citus-latest.json.
+CITUS_TARBALL ?= ../shared/citus/citus-v13.2.2.tar.gz
+bench-citus: venv
+	@test -f $(CITUS_TARBALL) || { echo "make bench-citus needs a Citus 13 source tarball: CITUS_TARBALL=..."; exit 1; }
+	scripts/citus-cluster build $(CITUS_TARBALL)
+	scripts/citus-cluster start
+	$(BIN)/python -m bench.organizations --database-url $(BENCH_DATABASE_URL)_orgs \
+		--citus-url postgres://postgres@127.0.0.1:9700/ledger_bench_orgs \
+		--output bench/results/citus-latest.json $(BENCH_CITUS_ARGS)
+	scripts/citus-cluster dropdb ledger_bench_orgs
+	scripts/citus-cluster stop

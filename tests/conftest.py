@@ -16,6 +16,23 @@ os.environ.setdefault("LEDGER_ENV_FILE", "")
 
 from organizations import services as org_services
 
+# LEDGER_CITUS=1: the database is a Citus coordinator's (DATABASE_URL), made beforehand on every
+# node with its test name (scripts/citus-cluster createdb test_<name>, as .ci/run does: Citus
+# does not create a database on the workers) and reused (--reuse-db). After the migrations,
+# the tables are distributed, as in production.
+CITUS = os.environ.get("LEDGER_CITUS") == "1"
+# The cluster's own tests (a worker stopped, placements read) need one: collected only then.
+collect_ignore = [] if CITUS else ["citus"]
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> None:
+    if CITUS:
+        from django.core.management import call_command
+
+        with django_db_blocker.unblock():
+            call_command("distribute", verbosity=0)
+
 
 class Api:
     """A thin JSON client: ``api.post(path, body)`` returns the response with ``.json()``."""

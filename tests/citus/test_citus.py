@@ -1,0 +1,266 @@
+"""On a Citus cluster (LEDGER_CITUS=1, the coordinator as DATABASE_URL; .ci/run starts one with
+scripts/citus-cluster): the layout ``manage.py distribute`` makes, a posting that Citus runs as
+single-shard statements on one worker, organizations spread over the workers, and a worker
+that stops without costing the other worker's organizations anything acknowledged.
+
+Collected only in that mode (tests/conftest.py)."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+from ledgerproject.tenancy import REFERENCE_TABLES, TENANT_TABLES
+from tests.concurrency.conftest import run_threads
+from tests.conftest import Api, make_token
+from tests.transactions.conftest import FUND, HOLD, PAYMENT, Book
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+CLUSTER = Path(__file__).resolve().parents[2] / "scripts" / "citus-cluster"
+
+
+def _rows(sql: str, params: Any = ()) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def _book(api: Api, name: str) -> Book:
+    org = api.post("/v1/organizations", {"legalName": name, "legalDocument": "1"}).json()
+    ledger = api.post(f"/v1/organizations/{org['id']}/ledgers", {"name": "Main"}).json()
+    url = f"/v1/organizations/{org['id']}/ledgers/{ledger['id']}"
+    created = api.post(f"{url}/instruments", {"name": "Real", "type": "currency", "code": "BRL"})
+    assert created.status_code == 201, created.content
+    book = Book(api=api, url=url, accounts={})
+    for alias in ("@alice", "@bob", "@fees/platform"):
+        book.account(alias)
+    for text in (FUND, PAYMENT, HOLD):
+        book.post_template(text)
+    return book
+
+
+def _organization_id(book: Book) -> str:
+    return book.url.split("/")[3]
+
+
+def _worker_of(organization_id: str) -> int:
+    """The port of the worker holding this organization's rows."""
+    [(port,)] = _rows(
+        "SELECT p.nodeport FROM pg_dist_placement pl JOIN pg_dist_node p USING (groupid) "
+        "WHERE pl.shardid = get_shard_id_for_distribution_column(%s, %s::uuid)",
+        [TENANT_TABLES[0], organization_id],
+    )
+    return port
+
+
+def _counters() -> tuple[int, int]:
+    [(single, multi)] = _rows(
+        "SELECT query_execution_single_shard, query_execution_multi_shard "
+        "FROM citus_stat_counters WHERE name = current_database()"
+    )
+    return single, multi
+
+
+@pytest.fixture
+def api() -> Api:
+    return Api(make_token(f"citus-{uuid.uuid4().hex[:8]}"))
+
+
+def test_distribute_made_the_layout_and_changes_nothing_the_second_time():
+    kinds = dict(
+        _rows("SELECT logicalrelid::regclass::text, partmethod::text FROM pg_dist_partition")
+    )
+    assert {t: kinds.get(t) for t in TENANT_TABLES} == {t: "h" for t in TENANT_TABLES}
+    assert {t: kinds.get(t) for t in REFERENCE_TABLES} == {t: "n" for t in REFERENCE_TABLES}
+    assert "outbox_event" not in kinds and "auth_user" not in kinds  # on the coordinator
+    colocation = _rows(
+        "SELECT DISTINCT colocationid FROM pg_dist_partition WHERE logicalrelid::regclass::text "
+        "= ANY(%s)",
+        [list(TENANT_TABLES)],
+    )
+    assert len(colocation) == 1  # every tenant table co-located with the others
+    out = io.StringIO()
+    call_command("distribute", stdout=out)
+    assert "all already were" in out.getvalue()
+
+
+def test_a_posting_is_single_shard_statements_on_the_organizations_worker(api):
+    book = _book(api, "Routed")
+    book.fund("@alice", 10_000)
+    book.pay(100, 1)  # the connection, the template and the accounts are warm now
+    before = _counters()
+    with connection.cursor() as cursor:  # a statement Citus splits over shards now fails
+        cursor.execute("SET citus.multi_task_query_log_level TO 'error'")
+    response = book.pay(2_500, 100)
+    with connection.cursor() as cursor:
+        cursor.execute("RESET citus.multi_task_query_log_level")
+    after = _counters()
+    assert response.status_code == 201, response.content
+    single, multi = after[0] - before[0], after[1] - before[1]
+    assert multi == 0, f"{multi} multi-shard statements in one posting"
+    assert single > 0
+    # The rows it wrote are on the worker that holds the organization, and only there.
+    tx_id = response.json()["id"]
+    worker = _worker_of(_organization_id(book))
+    [(shard,)] = _rows(
+        "SELECT get_shard_id_for_distribution_column('transactions_operation', %s::uuid)",
+        [_organization_id(book)],
+    )
+    [(placement_port,)] = _rows(
+        "SELECT n.nodeport FROM pg_dist_placement p JOIN pg_dist_node n USING (groupid) "
+        "WHERE p.shardid = %s",
+        [shard],
+    )
+    assert placement_port == worker
+    assert _rows(
+        "SELECT count(*) FROM transactions_operation WHERE organization_id = %s AND "
+        "transaction_id = %s",
+        [_organization_id(book), tx_id],
+    ) == [(3,)]
+
+
+def test_explain_shows_the_balance_lock_routed_to_one_task(api):
+    book = _book(api, "Explained")
+    organization_id = _organization_id(book)
+    plan = "\n".join(
+        row[0]
+        for row in _rows(
+            "EXPLAIN SELECT * FROM organizations_balance WHERE organization_id = %s "
+            "AND account_id = ANY(%s) ORDER BY id FOR UPDATE",
+            [organization_id, [uuid.uuid4()]],
+        )
+    )
+    assert "Task Count: 1" in plan, plan
+    assert f"port={_worker_of(organization_id)}" in plan, plan
+
+
+def test_two_organizations_post_on_different_workers(api):
+    books: dict[int, Book] = {}
+    for index in range(24):  # hash placement: two workers are found in a few tries
+        book = _book(api, f"Spread {index}")
+        books.setdefault(_worker_of(_organization_id(book)), book)
+        if len(books) == 2:
+            break
+    assert len(books) == 2, "every organization landed on one worker"
+    for book in books.values():
+        book.fund("@alice", 1_000)
+        assert book.pay(100, 1).status_code == 201
+        assert book.balance("@bob")["available"] == 100
+    for port, book in books.items():
+        organization_id = _organization_id(book)
+        [(shard,)] = _rows(
+            "SELECT get_shard_id_for_distribution_column('transactions_transaction', %s::uuid)",
+            [organization_id],
+        )
+        other = next(p for p in books if p != port)
+        assert _shard_count(port, shard, organization_id) == 2  # the fund and the payment
+        assert _shard_count(other, shard, organization_id) is None  # no such shard there
+
+
+def _shard_count(port: int, shard: int, organization_id: str) -> int | None:
+    """The organization's transactions in the worker's own shard table, read straight from the
+    worker; None when the worker does not hold that shard."""
+    import psycopg
+
+    settings = connection.settings_dict
+    table = f"transactions_transaction_{shard}"
+    with psycopg.connect(
+        host="127.0.0.1", port=port, user=settings["USER"], dbname=settings["NAME"]
+    ) as conn:
+        if conn.execute("SELECT to_regclass(%s)", [table]).fetchone()[0] is None:
+            return None
+        return conn.execute(
+            f"SELECT count(*) FROM {table} WHERE organization_id = %s", [organization_id]
+        ).fetchone()[0]
+
+
+def test_a_stopped_worker_costs_the_other_workers_organizations_nothing_acknowledged(api):
+    books: dict[int, Book] = {}
+    for index in range(24):
+        book = _book(api, f"Outage {index}")
+        books.setdefault(_worker_of(_organization_id(book)), book)
+        if len(books) == 2:
+            break
+    assert len(books) == 2
+    ports = sorted(books)
+    survivor, victim = books[ports[0]], books[ports[1]]
+    victim_number = ports[1] - int(os.environ.get("CITUS_PORT", "9700"))  # worker n: port + n
+    for book in books.values():
+        book.fund("@alice", 1_000_000)
+    stop = threading.Event()
+    acknowledged: dict[str, list[str]] = {"survivor": [], "victim": []}
+
+    def work(index: int, barrier: threading.Barrier) -> int:
+        name, book = ("survivor", survivor) if index % 2 == 0 else ("victim", victim)
+        barrier.wait()
+        errors = 0
+        while not stop.is_set():
+            response = book.pay(100, 1)
+            if response.status_code == 201:
+                acknowledged[name].append(response.json()["id"])
+            else:
+                errors += 1
+                time.sleep(0.05)
+        return errors
+
+    def outage(index: int, barrier: threading.Barrier) -> int:
+        barrier.wait()
+        time.sleep(1.0)
+        subprocess.run([str(CLUSTER), "stop-worker", str(victim_number)], check=True)
+        time.sleep(2.0)
+        during = len(acknowledged["survivor"])
+        time.sleep(2.0)
+        stop.set()
+        return len(acknowledged["survivor"]) - during
+
+    try:
+        results = run_threads(5, lambda i, b: outage(i, b) if i == 4 else work(i, b))
+    finally:
+        subprocess.run([str(CLUSTER), "start-worker", str(victim_number)], check=True)
+    posted_while_down = results[4]
+    assert posted_while_down > 0, "the survivor's organization stopped posting too"
+    assert results[1] + results[3] > 0, "the stopped worker's organization never failed"
+    time.sleep(1)
+    connection.close()
+    for name, book in (("survivor", survivor), ("victim", victim)):
+        organization_id = _organization_id(book)
+        ids = acknowledged[name]
+        found = _rows(
+            "SELECT count(*) FROM transactions_transaction WHERE organization_id = %s "
+            "AND id = ANY(%s::uuid[])",
+            [organization_id, ids],
+        )
+        assert found == [(len(ids),)], f"{name}: acknowledged postings missing"
+        paid = 100 * len(ids)
+        assert book.balance("@bob")["available"] == paid
+    out = io.StringIO()
+    call_command("check_ledger", stdout=out, stderr=io.StringIO())
+    assert "OK" in out.getvalue(), out.getvalue()
+
+
+def test_without_the_epoch_every_request_reads_its_token_and_a_revocation_is_immediate(api):
+    """On Citus the epoch's triggers are gone (``distribute``): no process keeps a token, so a
+    token revoked in plain SQL fails on the very next request under a ledger."""
+    from organizations.models import ApiToken
+    from organizations.tokens import split_prefix
+
+    assert _rows("SELECT count(*) FROM organizations_authepoch") == [(0,)]
+    book = _book(api, "Revoked")
+    assert api.get(book.url).status_code == 200
+    token = ApiToken.objects.get(prefix=split_prefix(api.token))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE organizations_apitoken SET revoked_at = now() WHERE id = %s", [token.pk]
+        )
+    assert api.get(book.url).status_code == 401
