@@ -77,7 +77,9 @@ def instrument_create(
     metadata: dict[str, Any] | None = None,
 ) -> Instrument:
     instrument_validate(type=type, code=code)
-    same_code = Instrument.objects.filter(ledger_id=ledger.pk, code=code)
+    same_code = Instrument.objects.filter(
+        organization_id=ledger.organization_id, ledger_id=ledger.pk, code=code
+    )
     with ledger_write(ledger), unique_among_active(same_code, _code_conflict(code)):
         instrument = Instrument.objects.create(
             organization_id=ledger.organization_id,

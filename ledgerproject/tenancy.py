@@ -48,8 +48,17 @@ REFERENCE_TABLES = (
     "organizations_apitoken",
     "organizations_apitoken_organizations",
 )
-# Everything else (Django's auth, admin, sessions and cache, the event outbox and its webhook
-# deliveries) stays on the coordinator: staff and operators' tables, and one ordered event log.
+# The event outbox and its webhook deliveries stay on the coordinator, as one ordered log whose
+# order rests on one server's transaction ids, but Citus manages them (Citus local tables): a
+# posting writes its event there and its rows on a worker, and only then does Citus commit the
+# two together (two-phase commit); with a plain table it would commit them one after the other.
+COORDINATOR_TABLES = (
+    "outbox_event",
+    "outbox_webhooksubscription",
+    "outbox_delivery",
+    "outbox_deliveryattempt",
+)
+# Everything else (Django's auth, admin, sessions and cache) stays a plain coordinator table.
 
 # With the names they had in earlier migrations (the balances moved app, and table, once).
 _TENANT = frozenset((*TENANT_TABLES, "transactions_balance"))

@@ -92,7 +92,9 @@ def product_create(
     status_description: str | None = None,
     metadata: dict[str, Any] | None = None,
 ) -> Product:
-    same_name = Product.objects.filter(ledger_id=ledger.pk, name=name)
+    same_name = Product.objects.filter(
+        organization_id=ledger.organization_id, ledger_id=ledger.pk, name=name
+    )
     with ledger_write(ledger), unique_among_active(same_name, _product_conflict(name)):
         product = Product.objects.create(
             organization_id=ledger.organization_id,
@@ -108,7 +110,9 @@ def product_create(
 def product_update(*, product: Product, data: dict[str, Any]) -> Product:
     name = data.get("name")
     same_name = (
-        Product.objects.filter(ledger_id=product.ledger_id, name=name)
+        Product.objects.filter(
+            organization_id=product.organization_id, ledger_id=product.ledger_id, name=name
+        )
         if name is not None
         else Product.objects.none()
     )
@@ -305,7 +309,9 @@ def account_create(
         metadata=validate_metadata(metadata or {}),
     )
     account.alias = alias or f"@{account.id}"
-    same_alias = Account.objects.filter(ledger_id=ledger.pk, alias=account.alias)
+    same_alias = Account.objects.filter(
+        organization_id=ledger.organization_id, ledger_id=ledger.pk, alias=account.alias
+    )
     with ledger_write(ledger):
         _lock_asset_active(ledger, asset_code)
         with unique_among_active(same_alias, _alias_conflict(account.alias)):
@@ -327,7 +333,9 @@ def account_update(*, account: Account, data: dict[str, Any]) -> Account:
         data = {k: v for k, v in data.items() if k != "alias"}
     elif alias.startswith(Account.EXTERNAL_PREFIX):
         raise _refuse_external("the @external/ aliases are theirs alone")
-    same_alias = Account.objects.filter(ledger_id=account.ledger_id, alias=alias)
+    same_alias = Account.objects.filter(
+        organization_id=account.organization_id, ledger_id=account.ledger_id, alias=alias
+    )
     with ledger_write(account):
         apply_changes(account, data)
         if "alias" in data:

@@ -123,7 +123,12 @@ def account_by_alias(ledger: Ledger, alias: str) -> Account:
     wanted = alias if alias.startswith("@") else f"@{alias}"
     account = (
         Account.objects.select_related("balance")
-        .filter(ledger_id=ledger.pk, alias=wanted, deleted_at__isnull=True)
+        .filter(
+            organization_id=ledger.organization_id,
+            ledger_id=ledger.pk,
+            alias=wanted,
+            deleted_at__isnull=True,
+        )
         .first()
     )
     if account is None:
@@ -135,7 +140,7 @@ def balances_of(ledger: Ledger) -> QuerySet[Balance]:
     """A ledger's balances with their accounts, keyset-ordered by the account's creation (a
     balance is made with its account)."""
     return (
-        Balance.objects.filter(ledger_id=ledger.pk)
+        Balance.objects.filter(organization_id=ledger.organization_id, ledger_id=ledger.pk)
         .select_related("account")
         .annotate(created_at=F("account__created_at"))
     )

@@ -10,7 +10,9 @@ from templates_dsl.models import TransactionTemplate
 
 
 def templates_active(ledger: Ledger) -> QuerySet[TransactionTemplate]:
-    return TransactionTemplate.objects.filter(ledger_id=ledger.pk, deleted_at__isnull=True)
+    return TransactionTemplate.objects.filter(
+        organization_id=ledger.organization_id, ledger_id=ledger.pk, deleted_at__isnull=True
+    )
 
 
 def template_get(
@@ -26,7 +28,9 @@ def template_get(
         return template
     if (
         removed_is_error
-        and TransactionTemplate.objects.filter(ledger_id=ledger.pk, code=code).exists()
+        and TransactionTemplate.objects.filter(
+            organization_id=ledger.organization_id, ledger_id=ledger.pk, code=code
+        ).exists()
     ):
         raise LedgerError(ErrorCode.ALREADY_REMOVED, f"The template '{code}' was already removed.")
     raise LedgerError(ErrorCode.NOT_FOUND, f"No transaction template with code '{code}'.")

@@ -48,7 +48,9 @@ def _code_in_use(code: str) -> LedgerError:
 
 def template_create(*, ledger: Ledger, text: str) -> TransactionTemplate:
     compiled = template_compile_for(ledger=ledger, text=text)
-    same_code = TransactionTemplate.objects.filter(ledger_id=ledger.pk, code=compiled.code)
+    same_code = TransactionTemplate.objects.filter(
+        organization_id=ledger.organization_id, ledger_id=ledger.pk, code=compiled.code
+    )
     with ledger_write(ledger), unique_among_active(same_code, _code_in_use(compiled.code)):
         template = TransactionTemplate.objects.create(
             organization_id=ledger.organization_id, ledger=ledger, **_fields(compiled, text)

@@ -115,7 +115,11 @@ class TransactionAdmin(CsvExportMixin, ReadOnlyAdmin):
         anything else: the id, template code or description."""
         term = search_term.strip()
         if term.startswith("@") and " " not in term:
-            on_account = Operation.objects.filter(transaction_id=OuterRef("pk"), account_alias=term)
+            on_account = Operation.objects.filter(
+                organization_id=OuterRef("organization_id"),  # Citus: one node per tenant
+                transaction_id=OuterRef("pk"),
+                account_alias=term,
+            )
             return queryset.filter(Exists(on_account)), False
         key, sep, value = term.partition("=")
         if sep and key.strip() and " " not in key.strip():

@@ -90,7 +90,10 @@ def _per_day(ledger: Ledger, start: dt.date, end: dt.date) -> list[Bar]:
     begin = dt.datetime.combine(start, dt.time.min, tzinfo=dt.UTC)
     rows = (
         Transaction.objects.filter(
-            ledger_id=ledger.pk, status=Transaction.SENT, created_at__gte=begin
+            organization_id=ledger.organization_id,
+            ledger_id=ledger.pk,
+            status=Transaction.SENT,
+            created_at__gte=begin,
         )
         .annotate(day=TruncDate("created_at", tzinfo=dt.UTC))
         .values_list("day")
@@ -161,10 +164,15 @@ def ledger_dashboard(request: HttpRequest, object_id: str, *, model_admin: Any) 
         days = 30
     days = days if days in WINDOWS else 30
     report = ledger_check(ledger) if request.method == "POST" and "check" in request.POST else None
-    latest = Transaction.objects.filter(ledger_id=ledger.pk).order_by("-created_at", "-id")[:10]
+    latest = Transaction.objects.filter(
+        organization_id=ledger.organization_id, ledger_id=ledger.pk
+    ).order_by("-created_at", "-id")[:10]
     balances = (
         Balance.objects.filter(
-            ledger_id=ledger.pk, is_external=False, account__deleted_at__isnull=True
+            organization_id=ledger.organization_id,
+            ledger_id=ledger.pk,
+            is_external=False,
+            account__deleted_at__isnull=True,
         )
         .select_related("account")
         .order_by("account__alias")[:25]

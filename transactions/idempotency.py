@@ -110,7 +110,10 @@ def answered(ledger: Ledger, claims: Iterable[Claim]) -> dict[str, IdempotencyKe
     if not keys:
         return {}
     rows = IdempotencyKey.objects.filter(
-        ledger_id=ledger.pk, key__in=keys, expires_at__gt=timezone.now()
+        organization_id=ledger.organization_id,
+        ledger_id=ledger.pk,
+        key__in=keys,
+        expires_at__gt=timezone.now(),
     ).select_related("transaction")
     return {row.key: row for row in rows}
 
@@ -204,12 +207,16 @@ def take(ledger: Ledger, rows: Sequence[Stored]) -> Taken:
     stored: dict[str, IdempotencyKey] = {}
     if conflicts:
         now = timezone.now()
-        existing = IdempotencyKey.objects.filter(ledger_id=ledger.pk, key__in=conflicts)
+        existing = IdempotencyKey.objects.filter(
+            organization_id=ledger.organization_id, ledger_id=ledger.pk, key__in=conflicts
+        )
         for record in existing:
             stored[record.key] = record
         expired = [key for key, record in stored.items() if record.expires_at <= now]
         if expired:
-            IdempotencyKey.objects.filter(ledger_id=ledger.pk, key__in=expired).delete()
+            IdempotencyKey.objects.filter(
+                organization_id=ledger.organization_id, ledger_id=ledger.pk, key__in=expired
+            ).delete()
             mine.update(_insert(ledger, [by_key[key] for key in expired]))
             stored = {k: r for k, r in stored.items() if k not in expired}
     return Taken(busy, stored, mine)

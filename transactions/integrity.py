@@ -41,7 +41,7 @@ def check_sums_to_zero(ledger: Ledger) -> list[str]:
     return [
         f"{asset}: balances sum to {format_amount(value, scale, asset)}, not zero"
         for asset, (value, scale) in _balance_totals(
-            Balance.objects.filter(ledger_id=ledger.pk)
+            Balance.objects.filter(organization_id=ledger.organization_id, ledger_id=ledger.pk)
         ).items()
         if value != 0
     ]
@@ -50,7 +50,9 @@ def check_sums_to_zero(ledger: Ledger) -> list[str]:
 def check_no_negative_balance(ledger: Ledger) -> list[str]:
     """No balance below minus its overdraft limit (external accounts excepted), no negative
     limit, nothing negative on hold."""
-    bad = Balance.objects.filter(ledger_id=ledger.pk).filter(
+    bad = Balance.objects.filter(
+        organization_id=ledger.organization_id, ledger_id=ledger.pk
+    ).filter(
         (Q(is_external=False) & ~Q(within_overdraft()))
         | Q(on_hold__lt=0)
         | Q(overdraft_limit__lt=0)
@@ -75,12 +77,14 @@ def check_statements_replay(ledger: Ledger) -> list[str]:
     operations, and the last one ends at the account's balance. One ordered pass."""
     balances = {
         b.account_id: b
-        for b in Balance.objects.filter(ledger_id=ledger.pk).select_related("account")
+        for b in Balance.objects.filter(
+            organization_id=ledger.organization_id, ledger_id=ledger.pk
+        ).select_related("account")
     }
     ends: dict[object, tuple[int, tuple[int, int, int]]] = {}
     problems = []
     stream = (
-        Operation.objects.filter(ledger_id=ledger.pk)
+        Operation.objects.filter(organization_id=ledger.organization_id, ledger_id=ledger.pk)
         .order_by("account_id", "balance_version")
         .values_list(
             "account_id",
@@ -115,7 +119,7 @@ def check_statements_replay(ledger: Ledger) -> list[str]:
 def _operation_sums(ledger: Ledger) -> dict[object, dict[str, int]]:
     """Per transaction: its debits, credits, and what it held, settled and released."""
     sums = grouped_sums(
-        Operation.objects.filter(ledger_id=ledger.pk),
+        Operation.objects.filter(organization_id=ledger.organization_id, ledger_id=ledger.pk),
         ("transaction_id", "type", "effect"),
         ("amount",),
     )
@@ -137,7 +141,7 @@ def check_transactions_balance(ledger: Ledger) -> list[str]:
     rows = (
         (pk, status, reversal, amount, *(sums[pk][n] for n in SUMMED), parent)
         for pk, status, reversal, amount, parent in Transaction.objects.filter(
-            ledger_id=ledger.pk
+            organization_id=ledger.organization_id, ledger_id=ledger.pk
         ).values_list("id", "status", "is_reversal", "amount", "parent_id")
     )
     problems = []
@@ -165,9 +169,9 @@ def check_transactions_balance(ledger: Ledger) -> list[str]:
 
 
 def check_reversals(ledger: Ledger) -> list[str]:
-    bad = Transaction.objects.filter(ledger_id=ledger.pk, is_reversal=True).filter(
-        Q(parent__isnull=True) | Q(parent__is_reversal=True)
-    )
+    bad = Transaction.objects.filter(
+        organization_id=ledger.organization_id, ledger_id=ledger.pk, is_reversal=True
+    ).filter(Q(parent__isnull=True) | Q(parent__is_reversal=True))
     return [f"transaction {t.pk}: a reversal without a revertible parent" for t in bad]
 
 

@@ -118,7 +118,10 @@ class PostingLookups:
             rows = TEMPLATES_SQL.fetch([self.organization_id, self.ledger.pk, sorted(wanted)])
         else:
             rows = TransactionTemplate.objects.filter(
-                ledger_id=self.ledger.pk, code__in=wanted, deleted_at__isnull=True
+                organization_id=self.organization_id,
+                ledger_id=self.ledger.pk,
+                code__in=wanted,
+                deleted_at__isnull=True,
             )
         for template in rows:
             self.templates[template.code] = template
@@ -161,7 +164,9 @@ class PostingLookups:
         elif connection.vendor == "postgresql":
             rows = ACCOUNTS_SQL.fetch([self.organization_id, self.ledger.pk, sorted(wanted)])
         else:
-            rows = Account.objects.filter(ledger_id=self.ledger.pk, alias__in=wanted)
+            rows = Account.objects.filter(
+                organization_id=self.organization_id, ledger_id=self.ledger.pk, alias__in=wanted
+            )
         for account in rows:
             current = self.accounts[account.alias]
             if current is None or (current.deleted_at is not None and account.deleted_at is None):

@@ -25,7 +25,9 @@ CHART_ALIASES = {"totalAmountByInstrument": "totalAmountByAsset"}
 
 
 def transactions_of(ledger: Ledger) -> QuerySet[Transaction]:
-    return Transaction.objects.filter(ledger_id=ledger.pk).prefetch_related(
+    return Transaction.objects.filter(
+        organization_id=ledger.organization_id, ledger_id=ledger.pk
+    ).prefetch_related(
         Prefetch("operations", queryset=Operation.objects.order_by("created_at", "id"))
     )
 
@@ -90,7 +92,10 @@ def chart_compute(
     begin = dt.datetime.combine(start_date, dt.time.min, tzinfo=dt.UTC)
     until = dt.datetime.combine(end_date + dt.timedelta(days=1), dt.time.min, tzinfo=dt.UTC)
     in_range = Transaction.objects.filter(
-        ledger_id=ledger.pk, created_at__gte=begin, created_at__lt=until
+        organization_id=ledger.organization_id,
+        ledger_id=ledger.pk,
+        created_at__gte=begin,
+        created_at__lt=until,
     )
     if chart_type == "totalTransactions":
         count = in_range.filter(status=Transaction.SENT).count()
@@ -111,7 +116,10 @@ def _amount_by_asset(ledger: Ledger, limit: int, *, overdrawn: bool) -> list[dic
     largest balance scale; largest first. ``overdrawn``: instead, how much the overdrawn
     accounts owe (minus their negative available), per asset."""
     active = Balance.objects.filter(
-        ledger_id=ledger.pk, is_external=False, account__deleted_at__isnull=True
+        organization_id=ledger.organization_id,
+        ledger_id=ledger.pk,
+        is_external=False,
+        account__deleted_at__isnull=True,
     )
     if overdrawn:
         active = active.filter(available__lt=0)

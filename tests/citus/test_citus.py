@@ -20,7 +20,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from ledgerproject.tenancy import REFERENCE_TABLES, TENANT_TABLES
+from ledgerproject.tenancy import COORDINATOR_TABLES, REFERENCE_TABLES, TENANT_TABLES
 from tests.concurrency.conftest import run_threads
 from tests.conftest import Api, make_token
 from tests.transactions.conftest import FUND, HOLD, PAYMENT, Book
@@ -78,12 +78,11 @@ def api() -> Api:
 
 
 def test_distribute_made_the_layout_and_changes_nothing_the_second_time():
-    kinds = dict(
-        _rows("SELECT logicalrelid::regclass::text, partmethod::text FROM pg_dist_partition")
-    )
-    assert {t: kinds.get(t) for t in TENANT_TABLES} == {t: "h" for t in TENANT_TABLES}
-    assert {t: kinds.get(t) for t in REFERENCE_TABLES} == {t: "n" for t in REFERENCE_TABLES}
-    assert "outbox_event" not in kinds and "auth_user" not in kinds  # on the coordinator
+    kinds = dict(_rows("SELECT table_name::text, citus_table_type FROM citus_tables"))
+    assert {t: kinds.get(t) for t in TENANT_TABLES} == {t: "distributed" for t in TENANT_TABLES}
+    assert {t: kinds.get(t) for t in REFERENCE_TABLES} == {t: "reference" for t in REFERENCE_TABLES}
+    assert {t: kinds.get(t) for t in COORDINATOR_TABLES} == {t: "local" for t in COORDINATOR_TABLES}
+    assert "auth_user" not in kinds  # Django's own tables stay plain coordinator tables
     colocation = _rows(
         "SELECT DISTINCT colocationid FROM pg_dist_partition WHERE logicalrelid::regclass::text "
         "= ANY(%s)",
@@ -93,6 +92,24 @@ def test_distribute_made_the_layout_and_changes_nothing_the_second_time():
     out = io.StringIO()
     call_command("distribute", stdout=out)
     assert "all already were" in out.getvalue()
+
+
+def test_a_posting_and_its_event_commit_together_with_two_phase_commit(api):
+    """The event row is on the coordinator, the posting's rows on a worker: Citus prepares the
+    worker's part and records the commit, so neither can commit without the other."""
+    book = _book(api, "Atomic")
+    book.fund("@alice", 1_000)
+    worker = _worker_of(_organization_id(book))
+    [(group,)] = _rows("SELECT groupid FROM pg_dist_node WHERE nodeport = %s", [worker])
+    [(before,)] = _rows("SELECT count(*) FROM pg_dist_transaction WHERE groupid = %s", [group])
+    response = book.pay(100, 1)
+    assert response.status_code == 201
+    [(after,)] = _rows("SELECT count(*) FROM pg_dist_transaction WHERE groupid = %s", [group])
+    assert after == before + 1  # the 2PC record (recovery may clean it up a minute later)
+    assert _rows(
+        "SELECT count(*) FROM outbox_event WHERE organization_id = %s AND resource_id = %s",
+        [_organization_id(book), response.json()["id"]],
+    ) == [(1,)]
 
 
 def test_a_posting_is_single_shard_statements_on_the_organizations_worker(api):

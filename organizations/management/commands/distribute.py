@@ -2,8 +2,9 @@
 
 The tenant tables are distributed by ``organization_id`` and co-located (every row of one
 organization on one worker), the small shared tables become reference tables (a copy on every
-node), and the rest (Django's own tables, the event outbox) stay on the coordinator
-(``ledgerproject.tenancy`` lists them). Rows already there move with their tables. Running it
+node), the event outbox stays on the coordinator as tables Citus manages (so that a posting and
+its event commit together), and Django's own tables stay as they are (``ledgerproject.tenancy``
+lists them all). Rows already there move with their tables. Running it
 again changes nothing. It refuses a database without Citus, and one not migrated yet.
 
 On Citus, the authentication epoch's triggers cannot run (they would write the coordinator's
@@ -20,6 +21,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
 from ledgerproject.tenancy import (
+    COORDINATOR_TABLES,
     ORGANIZATION,
     REFERENCE_TABLES,
     TENANT_TABLES,
@@ -30,6 +32,12 @@ from ledgerproject.tenancy import (
 # The table the others are co-located with: distributed first.
 COLOCATE_WITH = TENANT_TABLES[0]
 
+ADD_LOCAL_TABLE = "SELECT citus_add_local_table_to_metadata(%s, cascade_via_foreign_keys => true)"
+# Citus restarts the identity of a table it takes over: the events' numbers go on from the last.
+RESTART_EVENT_SEQUENCE = (
+    "SELECT setval(pg_get_serial_sequence('outbox_event', 'seq'), "
+    "(SELECT COALESCE(max(seq), 0) + 1 FROM outbox_event), false)"
+)
 DROP_EPOCH = """
 DROP TRIGGER IF EXISTS auth_epoch_bump ON organizations_apitoken;
 DROP TRIGGER IF EXISTS auth_epoch_bump ON organizations_apitoken_organizations;
@@ -95,6 +103,11 @@ class Command(BaseCommand):
                     if table not in done:
                         cursor.execute("SELECT create_reference_table(%s)", [table])
                         self.stdout.write(f"reference   {table}")
+                for table in COORDINATOR_TABLES:
+                    if table not in _citus_tables():  # the first takes its neighbours along
+                        cursor.execute(ADD_LOCAL_TABLE, [table])
+                        cursor.execute(RESTART_EVENT_SEQUENCE)
+                        self.stdout.write(f"coordinator {table} (and its foreign keys)")
                 with connection.schema_editor(atomic=False) as editor:
                     ensure_foreign_keys(editor, [by_table[t] for t in TENANT_TABLES])
             finally:
@@ -103,8 +116,12 @@ class Command(BaseCommand):
         self.stdout.write(
             self.style.SUCCESS(
                 f"{len(TENANT_TABLES)} tenant tables distributed by {ORGANIZATION}, "
-                f"{len(REFERENCE_TABLES)} reference tables"
-                + (" (all already were)" if done >= {*TENANT_TABLES, *REFERENCE_TABLES} else "")
+                f"{len(REFERENCE_TABLES)} reference tables, the outbox on the coordinator"
+                + (
+                    " (all already were)"
+                    if done >= {*TENANT_TABLES, *REFERENCE_TABLES, *COORDINATOR_TABLES}
+                    else ""
+                )
             )
         )
 

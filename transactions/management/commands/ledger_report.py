@@ -37,7 +37,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         ledger = ledger_from_options(options)
-        balances = Balance.objects.filter(ledger_id=ledger.pk).select_related("account")
+        balances = Balance.objects.filter(
+            organization_id=ledger.organization_id, ledger_id=ledger.pk
+        ).select_related("account")
         if not options["deleted"]:
             balances = balances.filter(account__deleted_at__isnull=True)
         if options["asset"]:
