@@ -70,7 +70,7 @@ def engine_rate(
         return step
 
     with contextlib.nullcontext() if outbox else without_outbox():
-        done, failed, elapsed = run_threads(threads, seconds, prepare, connection.close)
+        done, failed, elapsed = run_threads(threads, seconds, prepare, lambda: connection.close())
     return {
         "unit": f"postings/s in-process, {threads} threads, no HTTP"
         + ("" if outbox else ", without the outbox"),
