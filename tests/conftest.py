@@ -32,6 +32,7 @@ def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> None:
 
         with django_db_blocker.unblock():
             call_command("distribute", verbosity=0)
+            connection.close()  # the next session starts with the database's new defaults
 
 
 class Api:

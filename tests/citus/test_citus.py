@@ -96,16 +96,32 @@ def test_distribute_made_the_layout_and_changes_nothing_the_second_time():
 
 def test_a_posting_and_its_event_commit_together_with_two_phase_commit(api):
     """The event row is on the coordinator, the posting's rows on a worker: Citus prepares the
-    worker's part and records the commit, so neither can commit without the other."""
+    worker's part before the coordinator commits, so neither commits without the other. Read
+    from the commands Citus sends (``citus.log_remote_commands``)."""
     book = _book(api, "Atomic")
     book.fund("@alice", 1_000)
-    worker = _worker_of(_organization_id(book))
-    [(group,)] = _rows("SELECT groupid FROM pg_dist_node WHERE nodeport = %s", [worker])
-    [(before,)] = _rows("SELECT count(*) FROM pg_dist_transaction WHERE groupid = %s", [group])
-    response = book.pay(100, 1)
+    book.pay(1, 1)  # the connection is open now
+    sent: list[str] = []
+    raw = connection.connection
+
+    def handler(diag: Any) -> None:
+        sent.append(diag.message_primary or "")
+
+    raw.add_notice_handler(handler)
+    with connection.cursor() as cursor:
+        cursor.execute("SET citus.log_remote_commands TO on")
+        cursor.execute("SET client_min_messages TO log")
+    try:
+        response = book.pay(100, 1)
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET citus.log_remote_commands")
+            cursor.execute("RESET client_min_messages")
+        raw.remove_notice_handler(handler)
     assert response.status_code == 201
-    [(after,)] = _rows("SELECT count(*) FROM pg_dist_transaction WHERE groupid = %s", [group])
-    assert after == before + 1  # the 2PC record (recovery may clean it up a minute later)
+    commands = " | ".join(sent)
+    assert "PREPARE TRANSACTION" in commands, commands
+    assert "COMMIT PREPARED" in commands, commands
     assert _rows(
         "SELECT count(*) FROM outbox_event WHERE organization_id = %s AND resource_id = %s",
         [_organization_id(book), response.json()["id"]],
@@ -281,3 +297,22 @@ def test_without_the_epoch_every_request_reads_its_token_and_a_revocation_is_imm
             "UPDATE organizations_apitoken SET revoked_at = now() WHERE id = %s", [token.pk]
         )
     assert api.get(book.url).status_code == 401
+
+
+def test_operations_stay_append_only_on_the_workers(api):
+    """The trigger is on every shard of the operations table: an UPDATE or DELETE is refused."""
+    from django.db import DatabaseError, transaction
+
+    book = _book(api, "Append only")
+    book.fund("@alice", 1_000)
+    organization_id = _organization_id(book)
+    for statement in (
+        "UPDATE transactions_operation SET description = 'x' WHERE organization_id = %s",
+        "DELETE FROM transactions_operation WHERE organization_id = %s",
+    ):
+        with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
+            _rows(statement, [organization_id])
+    assert _rows(
+        "SELECT count(*) FROM transactions_operation WHERE organization_id = %s",
+        [organization_id],
+    ) == [(2,)]

@@ -38,6 +38,15 @@ RESTART_EVENT_SEQUENCE = (
     "SELECT setval(pg_get_serial_sequence('outbox_event', 'seq'), "
     "(SELECT COALESCE(max(seq), 0) + 1 FROM outbox_event), false)"
 )
+# A transaction that touches several shards at once and then writes the outbox (a table with
+# foreign keys, on the coordinator) must have used one connection per worker: Citus refuses the
+# write otherwise. Sequential becomes the database's default, for every new session.
+SEQUENTIAL_BY_DEFAULT = """
+DO $$ BEGIN
+    EXECUTE format('ALTER DATABASE %I SET citus.multi_shard_modify_mode TO %L',
+                   current_database(), 'sequential');
+END $$
+"""
 DROP_EPOCH = """
 DROP TRIGGER IF EXISTS auth_epoch_bump ON organizations_apitoken;
 DROP TRIGGER IF EXISTS auth_epoch_bump ON organizations_apitoken_organizations;
@@ -110,6 +119,7 @@ class Command(BaseCommand):
                         self.stdout.write(f"coordinator {table} (and its foreign keys)")
                 with connection.schema_editor(atomic=False) as editor:
                     ensure_foreign_keys(editor, [by_table[t] for t in TENANT_TABLES])
+                cursor.execute(SEQUENTIAL_BY_DEFAULT)
             finally:
                 cursor.execute("RESET citus.enable_unsafe_triggers")
                 cursor.execute("RESET citus.shard_count")
