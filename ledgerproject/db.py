@@ -140,3 +140,18 @@ def unique_among_active(
             yield
     except IntegrityError:
         raise conflict from None
+
+
+def postgresql_only(forward_sql: str, backward_sql: str) -> Any:
+    """A migration operation that runs ``forward_sql`` (and, backwards, ``backward_sql``) on
+    PostgreSQL and does nothing elsewhere: the triggers and functions SQLite has no use for."""
+    from django.db import migrations
+
+    def run(sql: str) -> Any:
+        def apply(apps: Any, schema_editor: Any) -> None:
+            if schema_editor.connection.vendor == "postgresql":
+                schema_editor.execute(sql, params=None)
+
+        return apply
+
+    return migrations.RunPython(run(forward_sql), run(backward_sql))

@@ -201,7 +201,7 @@ class TenantKeys(Operation):
                 if not _has_tenant_key(connection, model):
                     schema_editor._remake_table(model)
             return
-        single = [m for m in tenant_models if _primary_key_columns(connection, m) == ["id"]]
+        single = [m for m in tenant_models if not _has_tenant_key(connection, m)]
         if not single:
             return
         # The one-column foreign keys between tenant tables go first: they hold the old keys.
@@ -269,15 +269,6 @@ def ensure_foreign_keys(schema_editor: Any, models_: list[Any]) -> None:
                     schema_editor,
                     schema_editor._create_fk_sql(model, field, "_fk_%(to_table)s_%(to_column)s"),
                 )
-
-
-def _primary_key_columns(connection, model) -> list[str]:
-    with connection.cursor() as cursor:
-        constraints = connection.introspection.get_constraints(cursor, model._meta.db_table)
-    for constraint in constraints.values():
-        if constraint["primary_key"]:
-            return list(constraint["columns"])
-    return []
 
 
 def _has_tenant_key(connection, model) -> bool:

@@ -82,10 +82,8 @@ LEDGER_UPDATE = (
 
 
 def ledger_key(owner: Any) -> tuple[uuid.UUID, uuid.UUID]:
-    """``(organization id, ledger id)`` of a ledger, or of a resource held in one (or the pair
-    itself)."""
-    if isinstance(owner, tuple):
-        return owner
+    """``(organization id, ledger id)`` of a ledger, or of anything held in one (a resource, a
+    transaction, a posting's guard: whatever carries ``organization_id`` and ``ledger_id``)."""
     if isinstance(owner, Ledger):
         return owner.organization_id, owner.pk
     return owner.organization_id, owner.ledger_id

@@ -323,7 +323,7 @@ def _dry_run(ledger: Ledger, request: PostingRequest) -> Outcome:
     prepared = prepare(ledger, lookups, request, planned)
     tx = prepared.transaction
     steps = opening_steps(tx, prepared.legs)
-    check_instrument(ledger.organization_id, ledger.pk, tx.asset_code)
+    check_instrument(ledger, tx.asset_code)
     balances = {
         b.account_id: b
         for b in Balance.objects.filter(

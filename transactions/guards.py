@@ -38,7 +38,7 @@ def check_account(account: Account, direction: str, asset: str) -> None:
         )
     if account.deleted_at is not None or account.status_code in BLOCKED_STATUSES:
         if account.deleted_at is not None:
-            check_instrument(account.organization_id, account.ledger_id, asset)
+            check_instrument(account, asset)
         raise LedgerError(
             ErrorCode.ACCOUNT_STATUS_RESTRICTION, f"Account {account.alias} is deleted or blocked."
         )
@@ -79,8 +79,10 @@ INSTRUMENT_SQL = (
 )
 
 
-def check_instrument(organization_id: uuid.UUID, ledger_id: uuid.UUID, asset: str) -> None:
-    """The instrument is active in an active ledger (one query), else the refusal."""
+def check_instrument(owner: Any, asset: str) -> None:
+    """The instrument is active in the active ledger of ``owner`` (the ledger, or anything held
+    in it: ``locking.ledger_key``), in one query; else the refusal."""
+    organization_id, ledger_id = ledger_key(owner)
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(
@@ -92,7 +94,7 @@ def check_instrument(organization_id: uuid.UUID, ledger_id: uuid.UUID, asset: st
             ledger_id=ledger_id, code=asset, deleted_at__isnull=True, ledger__deleted_at=None
         ).exists()
     if not found:
-        lock_ledger_active((organization_id, ledger_id))
+        lock_ledger_active(owner)
         raise instrument_missing(asset)
 
 
@@ -101,7 +103,7 @@ def guard_refusal(guard: Guard) -> LedgerError | None:
     deleted accounts), or None."""
     try:
         for asset in guard.assets:
-            check_instrument(guard.organization_id, guard.ledger_id, asset)
+            check_instrument(guard, asset)
     except LedgerError as error:
         return error
     deleted = sorted(

@@ -6,6 +6,8 @@ after a rollback."""
 
 from django.db import migrations, models
 
+from ledgerproject.db import postgresql_only
+
 CREATE = """
 CREATE SEQUENCE IF NOT EXISTS organizations_authepoch_seq;
 CREATE OR REPLACE FUNCTION organizations_auth_epoch_bump() RETURNS trigger AS $$
@@ -35,17 +37,10 @@ DROP SEQUENCE IF EXISTS organizations_authepoch_seq;
 """
 
 
-def forwards(apps, schema_editor):
+def the_row(apps, schema_editor):
     apps.get_model("organizations", "AuthEpoch").objects.using(
         schema_editor.connection.alias
     ).get_or_create(id=1)
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(CREATE, params=None)
-
-
-def backwards(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(DROP, params=None)
 
 
 class Migration(migrations.Migration):
@@ -60,5 +55,6 @@ class Migration(migrations.Migration):
             ],
             options={"verbose_name": "authentication epoch"},
         ),
-        migrations.RunPython(forwards, backwards),
+        migrations.RunPython(the_row, migrations.RunPython.noop),
+        postgresql_only(CREATE, DROP),
     ]

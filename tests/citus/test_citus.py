@@ -23,7 +23,7 @@ from django.db import connection
 from ledgerproject.tenancy import COORDINATOR_TABLES, REFERENCE_TABLES, TENANT_TABLES
 from tests.concurrency.conftest import run_threads
 from tests.conftest import Api, make_token
-from tests.transactions.conftest import FUND, HOLD, PAYMENT, Book
+from tests.transactions.conftest import Book, make_book
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -37,29 +37,34 @@ def _rows(sql: str, params: Any = ()) -> list[tuple]:
 
 
 def _book(api: Api, name: str) -> Book:
+    """A new organization with one ledger, set up as ``make_book`` does."""
     org = api.post("/v1/organizations", {"legalName": name, "legalDocument": "1"}).json()
     ledger = api.post(f"/v1/organizations/{org['id']}/ledgers", {"name": "Main"}).json()
-    url = f"/v1/organizations/{org['id']}/ledgers/{ledger['id']}"
-    created = api.post(f"{url}/instruments", {"name": "Real", "type": "currency", "code": "BRL"})
-    assert created.status_code == 201, created.content
-    book = Book(api=api, url=url, accounts={})
-    for alias in ("@alice", "@bob", "@fees/platform"):
-        book.account(alias)
-    for text in (FUND, PAYMENT, HOLD):
-        book.post_template(text)
-    return book
+    return make_book(api, f"/v1/organizations/{org['id']}/ledgers/{ledger['id']}")
+
+
+def _books_on_two_workers(api: Api, name: str) -> dict[int, Book]:
+    """Two new organizations held by different workers, by the worker's port (hash placement:
+    a few tries find them)."""
+    books: dict[int, Book] = {}
+    for index in range(24):
+        book = _book(api, f"{name} {index}")
+        books.setdefault(_worker_of(_organization_id(book)), book)
+        if len(books) == 2:
+            return books
+    raise AssertionError("every organization landed on one worker")
 
 
 def _organization_id(book: Book) -> str:
     return book.url.split("/")[3]
 
 
-def _worker_of(organization_id: str) -> int:
-    """The port of the worker holding this organization's rows."""
+def _worker_of(organization_id: str, table: str = TENANT_TABLES[0]) -> int:
+    """The port of the worker holding this organization's rows of ``table``."""
     [(port,)] = _rows(
         "SELECT p.nodeport FROM pg_dist_placement pl JOIN pg_dist_node p USING (groupid) "
         "WHERE pl.shardid = get_shard_id_for_distribution_column(%s, %s::uuid)",
-        [TENANT_TABLES[0], organization_id],
+        [table, organization_id],
     )
     return port
 
@@ -145,17 +150,8 @@ def test_a_posting_is_single_shard_statements_on_the_organizations_worker(api):
     assert single > 0
     # The rows it wrote are on the worker that holds the organization, and only there.
     tx_id = response.json()["id"]
-    worker = _worker_of(_organization_id(book))
-    [(shard,)] = _rows(
-        "SELECT get_shard_id_for_distribution_column('transactions_operation', %s::uuid)",
-        [_organization_id(book)],
-    )
-    [(placement_port,)] = _rows(
-        "SELECT n.nodeport FROM pg_dist_placement p JOIN pg_dist_node n USING (groupid) "
-        "WHERE p.shardid = %s",
-        [shard],
-    )
-    assert placement_port == worker
+    organization_id = _organization_id(book)
+    assert _worker_of(organization_id, "transactions_operation") == _worker_of(organization_id)
     assert _rows(
         "SELECT count(*) FROM transactions_operation WHERE organization_id = %s AND "
         "transaction_id = %s",
@@ -179,13 +175,7 @@ def test_explain_shows_the_balance_lock_routed_to_one_task(api):
 
 
 def test_two_organizations_post_on_different_workers(api):
-    books: dict[int, Book] = {}
-    for index in range(24):  # hash placement: two workers are found in a few tries
-        book = _book(api, f"Spread {index}")
-        books.setdefault(_worker_of(_organization_id(book)), book)
-        if len(books) == 2:
-            break
-    assert len(books) == 2, "every organization landed on one worker"
+    books = _books_on_two_workers(api, "Spread")
     for book in books.values():
         book.fund("@alice", 1_000)
         assert book.pay(100, 1).status_code == 201
@@ -219,13 +209,7 @@ def _shard_count(port: int, shard: int, organization_id: str) -> int | None:
 
 
 def test_a_stopped_worker_costs_the_other_workers_organizations_nothing_acknowledged(api):
-    books: dict[int, Book] = {}
-    for index in range(24):
-        book = _book(api, f"Outage {index}")
-        books.setdefault(_worker_of(_organization_id(book)), book)
-        if len(books) == 2:
-            break
-    assert len(books) == 2
+    books = _books_on_two_workers(api, "Outage")
     ports = sorted(books)
     survivor, victim = books[ports[0]], books[ports[1]]
     victim_number = ports[1] - int(os.environ.get("CITUS_PORT", "9700"))  # worker n: port + n

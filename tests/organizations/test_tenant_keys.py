@@ -22,7 +22,7 @@ from ledgerproject.tenancy import (
     is_tenant,
     tenant_foreign_keys,
 )
-from tests.transactions.conftest import Book
+from tests.transactions.conftest import Book, make_book
 
 
 def _model(table: str) -> Any:
@@ -152,17 +152,7 @@ def test_the_migration_converts_one_column_keys_and_keeps_the_rows(api, ledger_u
 
 
 def _funded_book(api: Any, ledger_url: str) -> Book:
-    from tests.transactions.conftest import FUND, PAYMENT
-
-    created = api.post(
-        f"{ledger_url}/instruments", {"name": "Real", "type": "currency", "code": "BRL"}
-    )
-    assert created.status_code == 201
-    book = Book(api=api, url=ledger_url, accounts={})
-    for alias in ("@alice", "@bob", "@fees/platform"):
-        book.account(alias)
-    book.post_template(FUND)
-    book.post_template(PAYMENT)
+    book = make_book(api, ledger_url)
     book.fund("@alice", 10_000)
     assert book.pay(2_500, 100).status_code == 201
     return book

@@ -329,8 +329,13 @@ def _constant_strings(tree: ast.Module) -> set[str]:
 # The one statement run from a variable: ``rows.Select`` joins its literal parts (checked at
 # every ``Select(...)`` below) with the model's column names, from Django's model metadata.
 # And the tenant keys' DDL, which Django's schema editor composes from the models' metadata and
-# the catalog's names (``tenancy._ddl``).
-COMPOSED = {("ledgerproject/rows.py", "self.sql"), ("ledgerproject/tenancy.py", "statement")}
+# the catalog's names (``tenancy._ddl``), and the migrations' PostgreSQL-only SQL, a module
+# constant of each migration (``db.postgresql_only``).
+COMPOSED = {
+    ("ledgerproject/rows.py", "self.sql"),
+    ("ledgerproject/tenancy.py", "statement"),
+    ("ledgerproject/db.py", "sql"),
+}
 
 
 def test_it_builds_no_sql_from_input():

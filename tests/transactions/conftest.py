@@ -94,8 +94,9 @@ class Book:
         return self.balance(alias)["available"]
 
 
-@pytest.fixture
-def book(api: Api, ledger_url: str) -> Book:
+def make_book(api: Api, ledger_url: str) -> Book:
+    """BRL, @alice, @bob and @fees/platform, and the FUND, PAYMENT and HOLD templates, in the
+    ledger at ``ledger_url``."""
     created = api.post(
         f"{ledger_url}/instruments", {"name": "Real", "type": "currency", "code": "BRL"}
     )
@@ -107,3 +108,8 @@ def book(api: Api, ledger_url: str) -> Book:
     book.post_template(PAYMENT)
     book.post_template(HOLD)
     return book
+
+
+@pytest.fixture
+def book(api: Api, ledger_url: str) -> Book:
+    return make_book(api, ledger_url)

@@ -4,6 +4,8 @@ flush deletes rows, which such a trigger would refuse.)"""
 
 from django.db import migrations
 
+from ledgerproject.db import postgresql_only
+
 CREATE = """
 CREATE OR REPLACE FUNCTION transactions_operation_append_only() RETURNS trigger AS $$
 BEGIN
@@ -22,17 +24,7 @@ DROP FUNCTION IF EXISTS transactions_operation_append_only();
 """
 
 
-def forwards(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(CREATE, params=None)
-
-
-def backwards(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(DROP, params=None)
-
-
 class Migration(migrations.Migration):
     dependencies = [("transactions", "0001_initial")]
 
-    operations = [migrations.RunPython(forwards, backwards)]
+    operations = [postgresql_only(CREATE, DROP)]

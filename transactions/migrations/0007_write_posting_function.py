@@ -16,6 +16,8 @@ function too."""
 
 from django.db import migrations
 
+from ledgerproject.db import postgresql_only
+
 CREATE = """
 CREATE OR REPLACE FUNCTION ledger_write_posting(
     p_org uuid, p_ledger uuid, p_assets varchar[], p_accounts uuid[],
@@ -75,20 +77,10 @@ DROP FUNCTION IF EXISTS ledger_write_posting(uuid, uuid, varchar[], uuid[], json
 """
 
 
-def forwards(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(CREATE, params=None)
-
-
-def backwards(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(DROP, params=None)
-
-
 class Migration(migrations.Migration):
     dependencies = [
         ("transactions", "0006_transaction_expires_at"),
         ("outbox", "0001_events_and_webhooks"),
     ]
 
-    operations = [migrations.RunPython(forwards, backwards)]
+    operations = [postgresql_only(CREATE, DROP)]

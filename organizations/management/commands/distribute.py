@@ -75,7 +75,8 @@ class Command(BaseCommand):
                 "This database has no Citus extension: distribute runs on a Citus coordinator "
                 "(CREATE EXTENSION citus, then add the workers with citus_add_node)."
             )
-        missing = [t for t in (*TENANT_TABLES, *REFERENCE_TABLES) if not _exists(t)]
+        existing = set(connection.introspection.table_names())
+        missing = [t for t in (*TENANT_TABLES, *REFERENCE_TABLES) if t not in existing]
         if missing:
             raise CommandError(f"Run manage.py migrate first: missing {', '.join(missing)}.")
         if _single_key_tables():
@@ -140,10 +141,6 @@ def _has_citus() -> bool:
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1 FROM pg_extension WHERE extname = 'citus'")
         return cursor.fetchone() is not None
-
-
-def _exists(table: str) -> bool:
-    return table in connection.introspection.table_names()
 
 
 def _citus_tables() -> set[str]:
