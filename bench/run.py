@@ -16,115 +16,27 @@ every step with tiny numbers (the test suite does, in tests/performance).
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import json
 import os
 import platform
-import re
-import resource
-import shutil
-import socket
-import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
-from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from bench.database import DEFAULT_URL, ROOT, bench_env, migrate, recreate_database, setup_django
+from bench.config import Config, parse
+from bench.database import migrate, recreate_database, setup_django
 from bench.httpload import Scenario, Target, closed_loop, fixed_rate, percentile
 from bench.report import ROUND, print_table, targets_of
+from bench.tools import gunicorn, pgbench, wrk
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
-
-
-@dataclass
-class Config:
-    database_url: str = DEFAULT_URL
-    port: int = 8150
-    accounts: int = 1000
-    seconds: float = 15
-    fixed_seconds: float = 20
-    rate: float = 100
-    connections: int = 12
-    batch_size: int = 100
-    batch_connections: int = 2
-    load_transactions: int = 1_000_000
-    page_samples: int = 40
-    workers: int = 3
-    threads: int = 4
-    warmup: float = 3
-    load_generator: str = "wrk"
-    repetitions: int = 3
-    smoke: bool = False
-    out: str = str(RESULTS / "latest.json")
-
-
-SMOKE = {
-    "repetitions": 2,
-    "accounts": 20,
-    "seconds": 1.0,
-    "fixed_seconds": 1.5,
-    "rate": 20,
-    "connections": 2,
-    "batch_size": 10,
-    "batch_connections": 1,
-    "load_transactions": 2_000,
-    "page_samples": 2,
-    "workers": 1,
-    "threads": 2,
-    "warmup": 0.5,
-}
 
 
 def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-def free_port(preferred: int) -> int:
-    for port in [preferred, *range(8100, 8200)]:
-        with socket.socket() as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free port in 8100-8199")
-
-
-@contextlib.contextmanager
-def gunicorn(config: Config) -> Iterator[subprocess.Popen[bytes]]:
-    env = bench_env(
-        config.database_url,
-        BENCH_BIND=f"127.0.0.1:{config.port}",
-        BENCH_WORKERS=str(config.workers),
-        BENCH_THREADS=str(config.threads),
-    )
-    command = [sys.executable, "-m", "gunicorn", "ledgerproject.wsgi", "-c"]
-    process = subprocess.Popen([*command, str(HERE / "gunicorn_conf.py")], cwd=ROOT, env=env)
-    try:
-        deadline = time.time() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{config.port}/health", timeout=2):
-                    break
-            except OSError:
-                if process.poll() is not None or time.time() > deadline:
-                    raise RuntimeError("gunicorn did not start") from None
-                time.sleep(0.2)
-        yield process
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 class Bench:
@@ -134,59 +46,6 @@ class Bench:
         self.checks: list[dict[str, Any]] = []
 
     # -- measuring -----------------------------------------------------------------------
-
-    def wrk(self, name: str, seconds: float, *extra: str, connections: int) -> dict[str, Any]:
-        script = (HERE / "wrk" / "common.lua").read_text() + (
-            HERE / "wrk" / f"{name}.lua"
-        ).read_text()
-        with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
-            handle.write(script)
-        try:
-            command = [
-                "wrk",
-                "-t1",
-                f"-c{connections}",
-                f"-d{max(1, round(seconds))}s",
-                "--timeout",
-                "10s",
-                "-s",
-                handle.name,
-                f"http://127.0.0.1:{self.config.port}",
-                "--",
-                str(self.target.accounts),
-                self.target.token,
-                self.target.ledger_path,
-                *extra,
-            ]
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        finally:
-            os.unlink(handle.name)
-        match = re.search(r"^WRKJSON (.*)$", output, re.MULTILINE)
-        if match is None:
-            raise RuntimeError(f"wrk printed no summary:\n{output}")
-        raw = json.loads(match.group(1))
-        seconds_run = raw["duration_us"] / 1e6
-        errors = raw["errors"]
-        return {
-            "requests": raw["requests"],
-            "seconds": round(seconds_run, 3),
-            "rps": round(raw["requests"] / seconds_run, 1),
-            "errors": errors["connect"] + errors["read"] + errors["write"] + errors["timeout"],
-            "status_errors": errors["status"],
-            "p50_ms": raw["latency_us"]["p50"] / 1000,
-            "p90_ms": raw["latency_us"]["p90"] / 1000,
-            "p99_ms": raw["latency_us"]["p99"] / 1000,
-            "max_ms": raw["latency_us"]["max"] / 1000,
-            "counts": raw["counts"],
-            "generator": f"wrk -t1 -c{connections}",
-            # the load generator's own CPU, in cores: far below 1, so it is not the bottleneck
-            "generator_cpu": round(
-                (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) / seconds_run,
-                3,
-            ),
-        }
 
     def load(
         self, name: str, seconds: float | None = None, connections: int | None = None
@@ -199,7 +58,19 @@ class Bench:
         if name == "batch":
             extra = [str(self.config.batch_size)]
         if self.config.load_generator == "wrk":
-            result = self.wrk(name, seconds, *extra, connections=connections)
+            result = wrk(
+                HERE / "wrk",
+                name,
+                port=self.config.port,
+                seconds=seconds,
+                connections=connections,
+                args=[
+                    str(self.target.accounts),
+                    self.target.token,
+                    self.target.ledger_path,
+                    *extra,
+                ],
+            )
         else:
             scenario = Scenario(name, self.target, batch_size=self.config.batch_size)
             run = closed_loop(scenario, self.target, connections=connections, seconds=seconds)
@@ -239,49 +110,6 @@ class Bench:
         summary["generator"] = "python open loop (bench/httpload.py)"
         summary["generator_cpu"] = round((time.process_time() - cpu) / run.seconds, 3)
         return summary
-
-    def pgbench(self) -> dict[str, Any]:
-        parts = urlsplit(self.config.database_url)
-        command = [
-            "pgbench",
-            "-n",
-            "-c",
-            str(self.config.connections),
-            "-j",
-            "2",
-            "-T",
-            str(max(1, round(self.config.seconds))),
-            "-f",
-            str(HERE / "pgbench_transfer.sql"),
-            "-D",
-            f"ledger={self.ledger.pk}",
-            "-D",
-            f"accounts={self.config.accounts}",
-            "-h",
-            parts.hostname or "127.0.0.1",
-            "-p",
-            str(parts.port or 5432),
-            "-U",
-            parts.username or "postgres",
-            parts.path.lstrip("/"),
-        ]
-        run = subprocess.run(command, capture_output=True, text=True)
-        if run.returncode != 0:
-            raise RuntimeError(f"pgbench failed:\n{run.stdout}\n{run.stderr}")
-        tps = float(re.search(r"tps = ([\d.]+)", run.stdout).group(1))  # type: ignore[union-attr]
-        failed = re.search(r"number of failed transactions: (\d+)", run.stdout)
-        latency = re.search(r"latency average = ([\d.]+) ms", run.stdout)
-        done = re.search(r"number of transactions actually processed: (\d+)", run.stdout)
-        return {
-            "requests": int(done.group(1)) if done else 0,
-            "rps": round(tps, 1),
-            "unit": "transfers/s (SQL, no HTTP)",
-            "units_per_s": round(tps, 1),
-            "errors": int(failed.group(1)) if failed else 0,
-            "status_errors": 0,
-            "mean_ms": float(latency.group(1)) if latency else None,
-            "generator": f"pgbench -c{self.config.connections} -j2",
-        }
 
     def pages(self) -> dict[str, Any]:
         """Median time of GET page 1 and page 1,000 (limit 100) of the transaction list."""
@@ -399,7 +227,13 @@ class Bench:
         if name == "fixed":
             return self.fixed()
         if name == "pgbench":
-            return self.pgbench()
+            return pgbench(
+                self.config.database_url,
+                HERE / "pgbench_transfer.sql",
+                clients=self.config.connections,
+                seconds=self.config.seconds,
+                variables={"ledger": str(self.ledger.pk), "accounts": str(self.config.accounts)},
+            )
         if name == "batch":
             return self.load("batch", connections=self.config.batch_connections)
         return self.load(name)
@@ -429,7 +263,9 @@ class Bench:
             floor_path=f"/bench/floor/{seeded.ledger_id}",
         )
         log(f"bench: seeded {config.accounts} accounts in {time.time() - started:.0f}s")
-        with gunicorn(config):
+        with gunicorn(
+            config.database_url, port=config.port, workers=config.workers, threads=config.threads
+        ):
             self.load("spread", seconds=config.warmup)
             rounds = []
             for number in range(1, config.repetitions + 1):
@@ -499,31 +335,8 @@ class Bench:
             return str(cursor.fetchone()[0])
 
 
-def parse(argv: list[str] | None = None) -> Config:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true", help="tiny numbers, a few seconds")
-    for name, value in asdict(Config()).items():
-        if name == "smoke":
-            continue
-        parser.add_argument(f"--{name.replace('_', '-')}", type=type(value), default=None)
-    args = parser.parse_args(argv)
-    config = Config(**(SMOKE if args.smoke else {}), smoke=args.smoke)
-    for name in asdict(config):
-        value = getattr(args, name, None)
-        if value is not None and name != "smoke":
-            setattr(config, name, value)
-    if config.load_generator == "wrk" and shutil.which("wrk") is None:
-        if not config.smoke:
-            sys.exit("make bench needs wrk (apt-get install wrk); `make bench` installs it.")
-        config.load_generator = "python"
-    if shutil.which("pgbench") is None:
-        sys.exit("the bench needs pgbench (apt-get install postgresql-client).")
-    config.port = free_port(config.port)
-    return config
-
-
 def main(argv: list[str] | None = None) -> int:
-    config = parse(argv)
+    config = parse(argv, __doc__.splitlines()[0])
     bench = Bench(config)
     report = bench.run()
     out = Path(config.out)
