@@ -155,3 +155,45 @@ def postgresql_only(forward_sql: str, backward_sql: str) -> Any:
         return apply
 
     return migrations.RunPython(run(forward_sql), run(backward_sql))
+
+
+
+
+def drop_field_index(app_label: str, model_name: str, field_name: str) -> Any:
+    """A migration operation that drops the one-column index Django made for a field (whatever
+    table name it was made under), and nothing else: an index the model declares on the same
+    column stays, and so does the field's foreign key constraint. Backwards, the index comes
+    back."""
+    from django.db import migrations
+
+    def found(apps: Any, schema_editor: Any) -> tuple[Any, Any, list[str]]:
+        model = apps.get_model(app_label, model_name)
+        field = model._meta.get_field(field_name)
+        declared = {index.name for index in model._meta.indexes}
+        names = schema_editor._constraint_names(model, [field.column], index=True, unique=False)
+        return model, field, [name for name in names if name not in declared]
+
+    def drop(apps: Any, schema_editor: Any) -> None:
+        model, _, names = found(apps, schema_editor)
+        for name in names:
+            schema_editor.execute(schema_editor._delete_index_sql(model, name))
+
+    def restore(apps: Any, schema_editor: Any) -> None:
+        model, field, names = found(apps, schema_editor)
+        if not names:
+            schema_editor.execute(schema_editor._create_index_sql(model, fields=[field]))
+
+    return migrations.RunPython(drop, restore)
+
+
+def unindexed(app_label: str, alter: Any) -> Any:
+    """``alter`` (a migration's ``AlterField`` to ``db_index=False``) as what it means in the
+    database: the field's own index dropped (``drop_field_index``). Django's own ``AlterField``
+    would also drop and re-add a foreign key constraint (re-checking every row under a lock)
+    and, on SQLite, copy the table."""
+    from django.db import migrations
+
+    return migrations.SeparateDatabaseAndState(
+        state_operations=[alter],
+        database_operations=[drop_field_index(app_label, alter.model_name, alter.name)],
+    )

@@ -38,7 +38,10 @@ class Organization(ResourceModel):
 
 
 class Ledger(TenantRow, ResourceModel):
-    organization = models.ForeignKey(Organization, on_delete=models.PROTECT, related_name="ledgers")
+    # Indexed by the primary key (organization_id, id) and ledger_org_created_idx.
+    organization = models.ForeignKey(
+        Organization, on_delete=models.PROTECT, related_name="ledgers", db_index=False
+    )
     name = models.CharField(max_length=256)
 
     class Meta(ResourceModel.Meta):
@@ -58,8 +61,12 @@ class Ledger(TenantRow, ResourceModel):
 class LedgerResource(TenantRow, ResourceModel):
     """A resource held in one ledger; ``organization`` is denormalised for tenancy filters."""
 
-    organization = models.ForeignKey(Organization, on_delete=models.PROTECT, related_name="+")
-    ledger = TenantForeignKey(Ledger, on_delete=models.PROTECT, related_name="+")
+    # No index of their own: the primary key (organization_id, id) and each model's
+    # (ledger, created_at, id) index lead with these columns (docs/PERFORMANCE.md).
+    organization = models.ForeignKey(
+        Organization, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    ledger = TenantForeignKey(Ledger, on_delete=models.PROTECT, related_name="+", db_index=False)
 
     class Meta(ResourceModel.Meta):
         abstract = True
@@ -74,7 +81,6 @@ class Portfolio(LedgerResource):
             models.Index(
                 fields=["ledger", "created_at", "id"], name="portfolio_ledger_created_idx"
             ),
-            models.Index(fields=["organization"], name="portfolio_org_idx"),
         ]
 
     def __str__(self) -> str:
@@ -191,8 +197,11 @@ class Balance(TenantRow, models.Model):
     """The running balance of one account. ``version`` counts the operations written to it."""
 
     id = models.UUIDField(primary_key=True, default=new_id, editable=False)
-    organization = models.ForeignKey(Organization, on_delete=models.PROTECT, related_name="+")
-    ledger = TenantForeignKey(Ledger, on_delete=models.PROTECT, related_name="+")
+    # Indexed by the primary key (organization_id, id) and balance_ledger_asset_idx.
+    organization = models.ForeignKey(
+        Organization, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    ledger = TenantForeignKey(Ledger, on_delete=models.PROTECT, related_name="+", db_index=False)
     # One balance per account: Django's one-to-one. In the database the uniqueness is the
     # constraint below, which includes organization (transactions/migrations/0003; the model
     # moved here, with its table, in organizations/migrations/0004).

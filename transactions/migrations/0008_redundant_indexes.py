@@ -1,0 +1,107 @@
+"""Drop the indexes that only repeat the start of another: every insert pays for each index
+(a posting inserts a transaction and its operations), and PostgreSQL's planner weighs each one
+on every statement it plans. The organization_id of every tenant table begins its primary key
+(organization_id, id); ledger_id begins each table's (ledger, created_at, id) index; a foreign
+key keeps its constraint (``ledgerproject.db.unindexed``). tests/transactions/test_indexes.py
+keeps it that way."""
+
+import django.db.models.deletion
+from django.db import migrations, models
+
+from ledgerproject.db import unindexed
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("organizations", "0006_redundant_indexes"),
+        ("transactions", "0007_write_posting_function"),
+    ]
+
+    operations = [
+        migrations.RemoveIndex(
+            model_name="operation",
+            name="op_org_idx",
+        ),
+        migrations.RemoveIndex(
+            model_name="transaction",
+            name="tx_org_idx",
+        ),
+        unindexed(
+            "transactions",
+            migrations.AlterField(
+                model_name="idempotencykey",
+                name="organization",
+                field=models.ForeignKey(
+                    db_index=False,
+                    on_delete=django.db.models.deletion.CASCADE,
+                    related_name="+",
+                    to="organizations.organization",
+                ),
+            ),
+        ),
+        unindexed(
+            "transactions",
+            migrations.AlterField(
+                model_name="operation",
+                name="account",
+                field=models.ForeignKey(
+                    db_index=False,
+                    on_delete=django.db.models.deletion.PROTECT,
+                    related_name="operations",
+                    to="organizations.account",
+                ),
+            ),
+        ),
+        unindexed(
+            "transactions",
+            migrations.AlterField(
+                model_name="operation",
+                name="organization",
+                field=models.ForeignKey(
+                    db_index=False,
+                    on_delete=django.db.models.deletion.PROTECT,
+                    related_name="+",
+                    to="organizations.organization",
+                ),
+            ),
+        ),
+        unindexed(
+            "transactions",
+            migrations.AlterField(
+                model_name="operation",
+                name="transaction",
+                field=models.ForeignKey(
+                    db_index=False,
+                    on_delete=django.db.models.deletion.PROTECT,
+                    related_name="operations",
+                    to="transactions.transaction",
+                ),
+            ),
+        ),
+        unindexed(
+            "transactions",
+            migrations.AlterField(
+                model_name="transaction",
+                name="ledger",
+                field=models.ForeignKey(
+                    db_index=False,
+                    on_delete=django.db.models.deletion.PROTECT,
+                    related_name="+",
+                    to="organizations.ledger",
+                ),
+            ),
+        ),
+        unindexed(
+            "transactions",
+            migrations.AlterField(
+                model_name="transaction",
+                name="organization",
+                field=models.ForeignKey(
+                    db_index=False,
+                    on_delete=django.db.models.deletion.PROTECT,
+                    related_name="+",
+                    to="organizations.organization",
+                ),
+            ),
+        ),
+    ]
