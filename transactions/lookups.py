@@ -41,25 +41,17 @@ ACCOUNTS_FROM = (
     "ORDER BY a.created_at, a.id"
 )
 ACCOUNTS_SQL = Select(Account, "a", ACCOUNTS_FROM)
-# The accounts, and how many of the cached templates the postings planned with are still as
-# they were (same row, same updated_at, not deleted): one round trip for both.
-ACCOUNTS_AND_TEMPLATES_SQL = Select(
-    Account,
-    "a",
-    ACCOUNTS_FROM,
-    extra=[
-        "(SELECT count(*) FROM templates_dsl_transactiontemplate t "
-        "JOIN unnest(%s::uuid[], %s::timestamptz[]) AS c(id, stamp) "
-        "ON t.organization_id = %s AND t.id = c.id AND t.updated_at = c.stamp "
-        "AND t.deleted_at IS NULL)"
-    ],
-)
-FRESH_TEMPLATES_SQL = (
+# How many of the cached templates the postings planned with are still as they were (same row,
+# same updated_at, not deleted). Each id is compared with its own stamp by its position (the
+# ids are distinct): PostgreSQL plans this in a third of the time a join with unnest() takes,
+# and it plans it on every posting (docs/PERFORMANCE.md).
+FRESH_TEMPLATES = (
     "SELECT count(*) FROM templates_dsl_transactiontemplate t "
-    "JOIN unnest(%s::uuid[], %s::timestamptz[]) AS c(id, stamp) "
-    "ON t.organization_id = %s AND t.id = c.id AND t.updated_at = c.stamp "
-    "AND t.deleted_at IS NULL"
+    "WHERE t.organization_id = %s AND t.id = ANY(%s::uuid[]) AND t.deleted_at IS NULL "
+    "AND t.updated_at = (%s::timestamptz[])[array_position(%s::uuid[], t.id)]"
 )
+# The accounts and that count: one round trip for both.
+ACCOUNTS_AND_TEMPLATES_SQL = Select(Account, "a", ACCOUNTS_FROM, extra=[f"({FRESH_TEMPLATES})"])
 CACHE_SIZE = 4096
 _template_cache: OrderedDict[tuple[uuid.UUID, str], TransactionTemplate] = OrderedDict()
 _cache_lock = threading.Lock()  # a process's threads share the cache
@@ -156,9 +148,8 @@ class PostingLookups:
         self.accounts.update(dict.fromkeys(wanted))
         rows: Iterable[Account]
         if self.unverified:
-            ids, stamps = list(self.unverified), list(self.unverified.values())
             org = self.organization_id
-            params = [ids, stamps, org, org, self.ledger.pk, sorted(wanted)]
+            params = [*self._fresh_params(), org, self.ledger.pk, sorted(wanted)]
             rows = ACCOUNTS_AND_TEMPLATES_SQL.fetch(params)
             self._verify(rows[0]._extra[0] if rows else None)  # type: ignore[attr-defined]
         elif connection.vendor == "postgresql":
@@ -172,15 +163,16 @@ class PostingLookups:
             if current is None or (current.deleted_at is not None and account.deleted_at is None):
                 self.accounts[account.alias] = account
 
+    def _fresh_params(self) -> list[Any]:
+        ids = list(self.unverified)
+        return [self.organization_id, ids, list(self.unverified.values()), ids]
+
     def _verify(self, fresh: int | None) -> None:
         """Every cached template used is unchanged, or ``TemplatesChanged`` (their entries are
         dropped, so the next plan reads them from the database)."""
         if fresh is None:
             with connection.cursor() as cursor:
-                cursor.execute(
-                    FRESH_TEMPLATES_SQL,
-                    [list(self.unverified), list(self.unverified.values()), self.organization_id],
-                )
+                cursor.execute(FRESH_TEMPLATES, self._fresh_params())
                 fresh = cursor.fetchone()[0]
         if fresh != len(self.unverified):
             with _cache_lock:
