@@ -330,11 +330,14 @@ def _constant_strings(tree: ast.Module) -> set[str]:
 # every ``Select(...)`` below) with the model's column names, from Django's model metadata.
 # And the tenant keys' DDL, which Django's schema editor composes from the models' metadata and
 # the catalog's names (``tenancy._ddl``), and the migrations' PostgreSQL-only SQL, a module
-# constant of each migration (``db.postgresql_only``).
+# constant of each migration (``db.postgresql_only``). And the index a migration drops or
+# restores (``db.drop_field_index``), which Django's schema editor names from the catalog.
 COMPOSED = {
     ("ledgerproject/rows.py", "self.sql"),
     ("ledgerproject/tenancy.py", "statement"),
     ("ledgerproject/db.py", "sql"),
+    ("ledgerproject/db.py", "schema_editor._delete_index_sql(model, name)"),
+    ("ledgerproject/db.py", "schema_editor._create_index_sql(model, fields=[field])"),
 }
 
 

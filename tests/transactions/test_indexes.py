@@ -10,6 +10,7 @@ from django.apps import apps
 from django.db import connection
 
 from ledgerproject.tenancy import TENANT_TABLES
+from tests.schema import constraints
 
 pytestmark = pytest.mark.django_db
 
@@ -25,8 +26,7 @@ def _partial_names() -> set[str]:
 
 
 def _indexes(table: str) -> dict[str, dict]:
-    with connection.cursor() as cursor:
-        found = connection.introspection.get_constraints(cursor, table)
+    found = constraints(table)
     return {
         name: info
         for name, info in found.items()
@@ -38,9 +38,7 @@ def _indexes(table: str) -> dict[str, dict]:
 def test_no_plain_index_is_the_start_of_another(table: str) -> None:
     indexes = _indexes(table)
     partial = _partial_names()
-    covering = [
-        (name, info["columns"]) for name, info in indexes.items() if name not in partial
-    ]
+    covering = [(name, info["columns"]) for name, info in indexes.items() if name not in partial]
     redundant = []
     for name, info in indexes.items():
         if info["unique"] or info["primary_key"] or name in partial:
@@ -58,9 +56,8 @@ def test_the_posting_tables_keep_their_keys_and_the_indexes_they_need() -> None:
     assert ("transaction_id",) in columns  # op_transaction_idx, declared
     assert ("account_id", "created_at") in columns
     assert ("organization_id",) not in columns
-    with connection.cursor() as cursor:
-        constraints = connection.introspection.get_constraints(cursor, "transactions_operation")
-    foreign = {tuple(info["columns"]) for info in constraints.values() if info["foreign_key"]}
+    found = constraints("transactions_operation")
+    foreign = {tuple(info["columns"]) for info in found.values() if info["foreign_key"]}
     if connection.vendor == "postgresql":
         # The organization's own foreign key survives the dropped index.
         assert ("organization_id",) in foreign
