@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from django.db import IntegrityError, connection, models, transaction
@@ -142,6 +142,24 @@ def unique_among_active(
         raise conflict from None
 
 
+def pg_array(values: Iterable[Any]) -> str:
+    """A PostgreSQL array literal of ``values`` (ids, codes, aliases, timestamps: their text),
+    sent as one text parameter and cast in the statement (``= ANY(%s::uuid[])``). psycopg's
+    own list adaptation looks up a dumper for every element of every list on every execute;
+    this is one string. Each element is quoted, and a backslash or a double quote in it is
+    escaped, so no element can end the literal or the array; ``None`` is refused (no statement
+    passes one)."""
+    quoted = []
+    for value in values:
+        if value is None:
+            raise ValueError("pg_array: None in an array parameter")
+        text = str(value)
+        if "\\" in text or '"' in text:
+            text = text.replace("\\", "\\\\").replace('"', '\\"')
+        quoted.append(f'"{text}"')
+    return "{" + ",".join(quoted) + "}"
+
+
 def postgresql_only(forward_sql: str, backward_sql: str) -> Any:
     """A migration operation that runs ``forward_sql`` (and, backwards, ``backward_sql``) on
     PostgreSQL and does nothing elsewhere: the triggers and functions SQLite has no use for."""
@@ -155,8 +173,6 @@ def postgresql_only(forward_sql: str, backward_sql: str) -> Any:
         return apply
 
     return migrations.RunPython(run(forward_sql), run(backward_sql))
-
-
 
 
 def drop_field_index(app_label: str, model_name: str, field_name: str) -> Any:

@@ -237,7 +237,7 @@ REST_FRAMEWORK = {
         "ledgerproject.api.authentication.BearerTokenAuthentication"
     ],
     "DEFAULT_PERMISSION_CLASSES": ["ledgerproject.api.permissions.TokenPermission"],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["ledgerproject.api.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["ledgerproject.api.parsers.JSONParser"],
     "DEFAULT_THROTTLE_CLASSES": ["ledgerproject.api.throttling.TokenRateThrottle"],
     "DEFAULT_SCHEMA_CLASS": "ledgerproject.api.schema.LedgerAutoSchema",

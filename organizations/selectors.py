@@ -9,6 +9,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import F, Q, QuerySet
 
+from ledgerproject.db import pg_array
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.rows import Select
 from organizations.models import Account, Balance, Ledger, Organization
@@ -86,7 +87,7 @@ def ledger_lookup(
             .first()
         )
         return (None if found is None else (found.organization, found)), None
-    patterns = [f"{path}%" for path in principal.organization_paths]
+    patterns = pg_array(f"{path}%" for path in principal.organization_paths)
     params = [ledger_pk, org_pk, not principal.is_limited, patterns]
     (ledger,) = LEDGER_WITH_ORGANIZATION_SQL.fetch(params)
     path, epoch = ledger._extra  # type: ignore[attr-defined]

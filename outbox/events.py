@@ -4,18 +4,20 @@ is in docs/EVENTS.md: ``<noun>.created|updated|deleted`` for resources and
 
 from __future__ import annotations
 
-import json
 from typing import Any, TypeVar
 
 from django.core.serializers.json import DjangoJSONEncoder
 from django.utils import timezone
 
+from ledgerproject import jsonbytes, rows
 from ledgerproject.db import new_id
 from ledgerproject.formats import render_timestamp
 from outbox import renderers
 from outbox.models import Event
 
 T = TypeVar("T")
+# What the API's values that JSON has no type for become (timestamps, decimals, lazy texts).
+_DJANGO_DEFAULT = DjangoJSONEncoder().default
 
 CREATED, UPDATED, DELETED = "created", "updated", "deleted"
 TRANSACTION_POSTED = "transaction.posted"
@@ -49,12 +51,13 @@ def scope_of(instance: Any) -> tuple[Any, Any]:
 
 def _plain(data: Any) -> Any:
     """The rendering as plain JSON values (what the API would send)."""
-    return json.loads(json.dumps(data, cls=DjangoJSONEncoder))
+    return jsonbytes.plain(data, _DJANGO_DEFAULT)
 
 
 def build(event_type: str, instance: Any, data: Any = None) -> Event:
     organization_id, ledger_id = scope_of(instance)
-    return Event(
+    return rows.new(
+        Event,
         event_id=new_id(),
         type=event_type,
         organization_id=organization_id,
@@ -91,4 +94,4 @@ EVENT_COLUMNS = ("event_id", "type", "organization_id", "ledger_id", "resource_i
 def event_rows_json(events: list[Event]) -> str:
     """The events as one JSON array for ``jsonb_to_recordset`` (the posting's statement)."""
     rows = [{**{c: getattr(e, c) for c in EVENT_COLUMNS}, "data": e.data} for e in events]
-    return json.dumps(rows, cls=DjangoJSONEncoder)
+    return jsonbytes.dumps(rows, _DJANGO_DEFAULT).decode()

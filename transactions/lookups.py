@@ -16,6 +16,7 @@ from typing import Any
 
 from django.db import connection
 
+from ledgerproject.db import pg_array
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.rows import Select
 from organizations.models import Account, Ledger
@@ -31,13 +32,13 @@ TEMPLATES_SQL = Select(
     TransactionTemplate,
     "t",
     "FROM templates_dsl_transactiontemplate t "
-    "WHERE t.organization_id = %s AND t.ledger_id = %s AND t.code = ANY(%s) "
+    "WHERE t.organization_id = %s AND t.ledger_id = %s AND t.code = ANY(%s::varchar[]) "
     "AND t.deleted_at IS NULL "
     "ORDER BY t.created_at, t.id",
 )
 ACCOUNTS_FROM = (
     "FROM organizations_account a "
-    "WHERE a.organization_id = %s AND a.ledger_id = %s AND a.alias = ANY(%s) "
+    "WHERE a.organization_id = %s AND a.ledger_id = %s AND a.alias = ANY(%s::varchar[]) "
     "ORDER BY a.created_at, a.id"
 )
 ACCOUNTS_SQL = Select(Account, "a", ACCOUNTS_FROM)
@@ -45,13 +46,14 @@ ACCOUNTS_SQL = Select(Account, "a", ACCOUNTS_FROM)
 # same updated_at, not deleted). Each id is compared with its own stamp by its position (the
 # ids are distinct): PostgreSQL plans this in a third of the time a join with unnest() takes,
 # and it plans it on every posting (docs/PERFORMANCE.md).
+# In parentheses: a statement of its own, and a value in the accounts' statement.
 FRESH_TEMPLATES = (
-    "SELECT count(*) FROM templates_dsl_transactiontemplate t "
+    "(SELECT count(*) FROM templates_dsl_transactiontemplate t "
     "WHERE t.organization_id = %s AND t.id = ANY(%s::uuid[]) AND t.deleted_at IS NULL "
-    "AND t.updated_at = (%s::timestamptz[])[array_position(%s::uuid[], t.id)]"
+    "AND t.updated_at = (%s::timestamptz[])[array_position(%s::uuid[], t.id)])"
 )
 # The accounts and that count: one round trip for both.
-ACCOUNTS_AND_TEMPLATES_SQL = Select(Account, "a", ACCOUNTS_FROM, extra=[f"({FRESH_TEMPLATES})"])
+ACCOUNTS_AND_TEMPLATES_SQL = Select(Account, "a", ACCOUNTS_FROM, extra=[FRESH_TEMPLATES])
 CACHE_SIZE = 4096
 _template_cache: OrderedDict[tuple[uuid.UUID, str], TransactionTemplate] = OrderedDict()
 _cache_lock = threading.Lock()  # a process's threads share the cache
@@ -107,7 +109,8 @@ class PostingLookups:
                 return
         rows: Iterable[TransactionTemplate]
         if connection.vendor == "postgresql":
-            rows = TEMPLATES_SQL.fetch([self.organization_id, self.ledger.pk, sorted(wanted)])
+            codes = pg_array(sorted(wanted))
+            rows = TEMPLATES_SQL.fetch([self.organization_id, self.ledger.pk, codes])
         else:
             rows = TransactionTemplate.objects.filter(
                 organization_id=self.organization_id,
@@ -149,11 +152,13 @@ class PostingLookups:
         rows: Iterable[Account]
         if self.unverified:
             org = self.organization_id
-            params = [*self._fresh_params(), org, self.ledger.pk, sorted(wanted)]
+            params = [*self._fresh_params(), org, self.ledger.pk, pg_array(sorted(wanted))]
             rows = ACCOUNTS_AND_TEMPLATES_SQL.fetch(params)
             self._verify(rows[0]._extra[0] if rows else None)  # type: ignore[attr-defined]
         elif connection.vendor == "postgresql":
-            rows = ACCOUNTS_SQL.fetch([self.organization_id, self.ledger.pk, sorted(wanted)])
+            rows = ACCOUNTS_SQL.fetch(
+                [self.organization_id, self.ledger.pk, pg_array(sorted(wanted))]
+            )
         else:
             rows = Account.objects.filter(
                 organization_id=self.organization_id, ledger_id=self.ledger.pk, alias__in=wanted
@@ -164,8 +169,8 @@ class PostingLookups:
                 self.accounts[account.alias] = account
 
     def _fresh_params(self) -> list[Any]:
-        ids = list(self.unverified)
-        return [self.organization_id, ids, list(self.unverified.values()), ids]
+        ids = pg_array(self.unverified)
+        return [self.organization_id, ids, pg_array(self.unverified.values()), ids]
 
     def _verify(self, fresh: int | None) -> None:
         """Every cached template used is unchanged, or ``TemplatesChanged`` (their entries are

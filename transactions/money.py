@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ledgerproject import rows
 from ledgerproject.amounts import format_amount, in_range, rescale
 from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.models import Balance
@@ -133,7 +134,8 @@ class BalanceBook:
         balance.overdraft_limit = limit
         balance.version += 1
         balance.updated_at = self.now
-        return Operation(
+        return rows.new(
+            Operation,
             organization_id=tx.organization_id,
             ledger_id=tx.ledger_id,
             transaction=tx,

@@ -11,6 +11,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from ledgerproject import rows
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.metadata import validate_metadata
 from organizations.models import Ledger
@@ -114,7 +115,8 @@ def prepare(
             )
         )
     pending = plan.pending if request.pending is None else request.pending
-    tx = Transaction(
+    tx = rows.new(
+        Transaction,
         expires_at=expiry_of(request, plan, pending=pending),
         organization_id=ledger.organization_id,
         ledger_id=ledger.pk,

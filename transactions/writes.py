@@ -15,13 +15,13 @@ plain statements."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from django.db import connection
 
-from ledgerproject.db import field_of
+from ledgerproject import jsonbytes
+from ledgerproject.db import field_of, pg_array
 from organizations.models import Balance
 from outbox.events import event_rows_json
 from outbox.models import Event
@@ -64,7 +64,7 @@ def _rows_json(rows: list[Any], columns: tuple[str, ...]) -> str:
         data = row.__dict__
         out.append({column: data[column] for column in columns})
         row._state.adding = False
-    return json.dumps(out, default=_json_default)
+    return jsonbytes.dumps(out, _json_default).decode()
 
 
 def _json_default(value: Any) -> str:
@@ -92,15 +92,14 @@ def write_posting(
             Event.objects.bulk_create(events)
         _update_balances(balances)
         return True
-    assets = list(guard.assets)
     with connection.cursor() as cursor:
         cursor.execute(
             WRITE_POSTING,
             {
                 "org": guard.organization_id,
                 "ledger": guard.ledger_id,
-                "assets": assets,
-                "accounts": list(guard.account_ids),
+                "assets": pg_array(guard.assets),
+                "accounts": pg_array(guard.account_ids),
                 "transactions": _rows_json(transactions, TRANSACTION_COLUMNS),
                 "operations": _rows_json(operations, OPERATION_COLUMNS),
                 "events": event_rows_json(list(events)),

@@ -1,0 +1,32 @@
+"""The API's JSON renderer: DRF's, writing with ``ledgerproject.jsonbytes`` (orjson) unless a
+client asks for indentation (``Accept: application/json; indent=4``). Same text: compact,
+UTF-8, DRF's encoder for what JSON has no type for, U+2028 and U+2029 escaped."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rest_framework import renderers
+from rest_framework.utils import encoders
+
+from ledgerproject import jsonbytes
+
+_DEFAULT = encoders.JSONEncoder().default
+
+
+class JSONRenderer(renderers.JSONRenderer):
+    def render(
+        self,
+        data: Any,
+        accepted_media_type: str | None = None,
+        renderer_context: Mapping[str, Any] | None = None,
+    ) -> bytes:
+        if data is None:
+            return b""
+        if self.get_indent(accepted_media_type or "", renderer_context or {}) is not None:
+            return super().render(data, accepted_media_type, renderer_context)
+        out = jsonbytes.dumps(data, _DEFAULT)
+        if b"\xe2\x80\xa8" in out or b"\xe2\x80\xa9" in out:
+            out = out.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
+        return out

@@ -1,0 +1,57 @@
+"""The JSON the API and the posting path write (``ledgerproject.jsonbytes``, orjson): the same
+text as DRF's renderer and the standard library, and exact for 38-digit amounts, which orjson
+alone cannot write."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import uuid
+from decimal import Decimal
+
+from rest_framework import renderers
+
+from ledgerproject import jsonbytes
+from ledgerproject.api.renderers import JSONRenderer
+
+BIG = 10**37 + 12345
+SAMPLE = {
+    "id": uuid.UUID("0190a7e0-0000-7000-8000-000000000001"),
+    "amount": 12345,
+    "createdAt": dt.datetime(2026, 11, 23, 16, 1, 2, 345678, tzinfo=dt.UTC),
+    "rate": Decimal("1.25"),
+    "text": "café ✓ \u2028 line",
+    "nested": [{"a": None, "b": True, "c": 1.5}],
+}
+
+
+def test_the_renderer_writes_what_drf_writes() -> None:
+    ours = JSONRenderer().render(SAMPLE)
+    assert ours == renderers.JSONRenderer().render(SAMPLE)
+    assert b"\\u2028" in ours
+
+
+def test_an_amount_beyond_64_bits_is_exact_everywhere() -> None:
+    data = {"amount": BIG, "legs": [{"amount": -BIG}]}
+    assert json.loads(JSONRenderer().render(data)) == data
+    assert json.loads(jsonbytes.dumps(data)) == data
+    plain = jsonbytes.plain(data)
+    assert plain == data and isinstance(plain["amount"], int)
+
+
+def test_plain_keeps_64_bit_integers_as_integers() -> None:
+    data = {"amount": 2**63 - 1, "negative": -(2**63)}
+    assert jsonbytes.plain(data) == data
+
+
+def test_indentation_asked_for_is_honoured() -> None:
+    out = JSONRenderer().render({"a": 1}, "application/json; indent=2")
+    assert out == b'{\n  "a": 1\n}'
+
+
+def test_what_neither_encoder_can_write_is_refused() -> None:
+    try:
+        jsonbytes.dumps({"x": object()})
+    except TypeError:
+        return
+    raise AssertionError("an object JSON has no type for was written")

@@ -1,0 +1,97 @@
+"""``rows.new(Model, **values)`` builds the rows a posting creates without Django's per-keyword
+work in ``Model.__init__``; it must build the same instance Django would."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+
+import pytest
+from django.db.models.signals import post_init
+
+from ledgerproject import rows
+from outbox.models import Event
+from transactions.models import Operation, Transaction
+
+NOW = dt.datetime(2026, 11, 23, 12, 0, tzinfo=dt.UTC)
+
+
+def _state(obj):
+    data = {k: v for k, v in obj.__dict__.items() if k != "_state"}
+    return data, obj._state.adding, obj._state.db, dict(obj._state.fields_cache)
+
+
+def _transaction(build):
+    return build(
+        Transaction,
+        id=uuid.UUID(int=1),
+        created_at=NOW,
+        updated_at=NOW,
+        organization_id=uuid.UUID(int=2),
+        ledger_id=uuid.UUID(int=3),
+        parent_id=None,
+        template=None,
+        type="T",
+        description="d",
+        status=Transaction.SENT,
+        amount=10**37,
+        scale=2,
+        asset_code="BRL",
+        chart_of_accounts_group_name="",
+        source=["@a"],
+        destination=["@b"],
+        metadata={"k": 1},
+        legs=[],
+        expires_at=None,
+    )
+
+
+def django(model, **values):
+    return model(**values)
+
+
+@pytest.mark.parametrize("build", [django, rows.new])
+def test_the_same_transaction_as_django_builds(build) -> None:
+    assert _state(_transaction(build)) == _state(_transaction(django))
+
+
+def test_the_same_operation_with_its_transaction_cached() -> None:
+    tx = _transaction(django)
+    values = dict(
+        id=uuid.UUID(int=9), organization_id=tx.organization_id, ledger_id=tx.ledger_id,
+        transaction=tx, account_id=uuid.UUID(int=4), account_alias="@a", portfolio_id=None,
+        type="DEBIT", effect="POST", asset_code="BRL", chart_of_accounts="", description="",
+        amount=5, scale=2, balance_available=10, balance_on_hold=0, balance_scale=2,
+        balance_available_after=5, balance_on_hold_after=0, balance_scale_after=2,
+        balance_version=3, created_at=NOW, updated_at=NOW,
+    )  # fmt: skip
+    ours, theirs = rows.new(Operation, **dict(values)), Operation(**dict(values))
+    assert _state(ours) == _state(theirs)
+    assert ours.transaction is tx and ours.transaction_id == tx.pk
+
+
+def test_defaults_are_taken_as_django_takes_them() -> None:
+    ours, theirs = rows.new(Event, type="x"), Event(type="x")
+    assert set(ours.__dict__) == set(theirs.__dict__)
+    assert ours.event_id != theirs.event_id  # a fresh default for each, as Django's
+    assert ours.published_at is None and theirs.published_at is None
+    assert ours._state.adding and ours._state.db is None
+
+
+def test_an_unknown_keyword_is_refused_as_django_refuses_it() -> None:
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        rows.new(Event, type="x", colour="red")
+
+
+def test_init_signals_are_sent_when_something_listens() -> None:
+    seen = []
+
+    def listener(sender, instance, **kwargs):
+        seen.append(instance)
+
+    post_init.connect(listener, sender=Event)
+    try:
+        event = rows.new(Event, type="x")
+    finally:
+        post_init.disconnect(listener, sender=Event)
+    assert seen == [event]
