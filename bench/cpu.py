@@ -78,8 +78,8 @@ def main(argv: list[str]) -> None:
     for run in kinds.values():
         for _ in range(200):
             run()
-    if statements:
-        _reset_statements()
+    if statements and not _reset_statements():
+        statements = False
     results: dict[str, list[tuple[float, float]]] = {name: [] for name in kinds}
     for _ in range(rounds):
         for name, run in kinds.items():
@@ -106,14 +106,24 @@ def main(argv: list[str]) -> None:
         _print_statements()
 
 
-def _reset_statements() -> None:
-    from django.db import connection
+def _reset_statements() -> bool:
+    """Start counting; False (and why, on stderr) when the server does not preload the module."""
+    from django.db import DatabaseError, connection
 
-    with connection.cursor() as cursor:
-        cursor.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
-        cursor.execute("SET pg_stat_statements.track = 'all'")
-        cursor.execute("SET pg_stat_statements.track_planning = on")
-        cursor.execute("SELECT pg_stat_statements_reset()")
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            cursor.execute("SET pg_stat_statements.track = 'all'")
+            cursor.execute("SET pg_stat_statements.track_planning = on")
+            cursor.execute("SELECT pg_stat_statements_reset()")
+    except DatabaseError as error:
+        print(
+            "--statements needs pg_stat_statements in the server's shared_preload_libraries "
+            f"(a restart); measuring without it: {error}".strip(),
+            file=sys.stderr,
+        )
+        return False
+    return True
 
 
 def _print_statements() -> None:
