@@ -19,31 +19,31 @@ Default = Callable[[Any], Any]
 # datetimes go to the caller's ``default``, as they did with the standard library (Django's and
 # DRF's encoders cut them to milliseconds; the rows keep microseconds).
 _OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME
-SEPARATORS = (",", ":")
 
 
-def _fallback(error: TypeError) -> bool:
-    """orjson refused for the reason the standard library does not have: a big integer."""
-    return "64-bit" in str(error)
+def _orjson(value: Any, default: Default | None) -> bytes | None:
+    """orjson's text, or None where only the standard library can write it (a big integer)."""
+    try:
+        return orjson.dumps(value, default=default, option=_OPTIONS)
+    except TypeError as error:  # orjson.JSONEncodeError
+        if "64-bit" not in str(error):
+            raise
+        return None
+
+
+def _stdlib(value: Any, default: Default | None) -> str:
+    """The same text by the standard library, for what orjson cannot write."""
+    return json.dumps(value, default=default, ensure_ascii=False, separators=(",", ":"))
 
 
 def dumps(value: Any, default: Default | None = None) -> bytes:
     """Compact UTF-8 JSON (no spaces, no ASCII escapes), as bytes."""
-    try:
-        return orjson.dumps(value, default=default, option=_OPTIONS)
-    except TypeError as error:  # orjson.JSONEncodeError
-        if not _fallback(error):
-            raise
-        text = json.dumps(value, default=default, ensure_ascii=False, separators=SEPARATORS)
-        return text.encode()
+    encoded = _orjson(value, default)
+    return _stdlib(value, default).encode() if encoded is None else encoded
 
 
 def plain(value: Any, default: Default | None = None) -> Any:
     """``value`` as the plain JSON values it encodes to (dicts, lists, str, int, float, bool,
-    None), exactly: a big integer stays an integer."""
-    try:
-        return orjson.loads(orjson.dumps(value, default=default, option=_OPTIONS))
-    except TypeError as error:
-        if not _fallback(error):
-            raise
-        return json.loads(json.dumps(value, default=default))
+    None), exactly: a big integer stays an integer (the standard library reads it back)."""
+    encoded = _orjson(value, default)
+    return json.loads(_stdlib(value, default)) if encoded is None else orjson.loads(encoded)

@@ -1,9 +1,5 @@
-"""Drop the indexes that only repeat the start of another: every insert pays for each index
-(a posting inserts a transaction and its operations), and PostgreSQL's planner weighs each one
-on every statement it plans. The organization_id of every tenant table begins its primary key
-(organization_id, id); ledger_id begins each table's (ledger, created_at, id) index; a foreign
-key keeps its constraint (``ledgerproject.db.unindexed``). tests/transactions/test_indexes.py
-keeps it that way."""
+"""The indexes of these tables that only repeat the start of another, dropped as
+organizations/migrations/0006_redundant_indexes.py explains (``ledgerproject.db.unindexed``)."""
 
 import django.db.models.deletion
 from django.db import migrations, models
