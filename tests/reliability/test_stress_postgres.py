@@ -97,7 +97,7 @@ class Shared:
 
     def covered(self) -> bool:
         with self.lock:
-            return self.paid > THREADS and NEEDED <= self.seen
+            return self.paid > THREADS and self.seen >= NEEDED
 
     def add(self, bucket: list[str], tx_id: str) -> None:
         with self.lock:
