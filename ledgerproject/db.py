@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from django.db import IntegrityError, connection, models, transaction
@@ -158,6 +158,64 @@ def pg_array(values: Iterable[Any]) -> str:
             text = text.replace("\\", "\\\\").replace('"', '\\"')
         quoted.append(f'"{text}"')
     return "{" + ",".join(quoted) + "}"
+
+
+# An array parameter of this many elements or fewer is sent one element per parameter.
+FEW = 4
+_bound: dict[tuple[str, tuple[int, ...]], str] = {}
+
+
+class ArrayParam:
+    """A list parameter of a planned statement, written ``= ANY(%s)`` in its text (no cast:
+    ``cast`` is the element type). ``bind_arrays`` writes it out by its length.
+
+    PostgreSQL estimates an array parameter of unknown length at ten elements, so the generic
+    plan of a statement holding one looks dearer than a custom plan for the real two, and it
+    plans the statement again on every run. ``ARRAY[$3, $4]`` has a length the planner sees:
+    after five runs the generic plan wins and is kept for the connection's life (one text, and
+    one prepared statement, per length). More than ``FEW`` elements (a batch) go as one array
+    literal (``pg_array``), planned each time, which a batch pays once for all its items."""
+
+    __slots__ = ("cast", "values")
+
+    def __init__(self, values: Iterable[Any], cast: str) -> None:
+        self.values, self.cast = list(values), cast
+
+
+def bind_arrays(sql: str, params: Sequence[Any]) -> tuple[str, list[Any]]:
+    """``sql`` and ``params`` with each ``ArrayParam`` written out: ``ARRAY[%s, ...]::cast[]``
+    with its elements as parameters (``FEW`` or fewer, at least one), else ``%s::cast[]`` with
+    one array literal. Every placeholder is ``%s`` (none is ``%(name)s``, no ``%%``). The
+    statement's text for each shape of lengths is made once."""
+    shape = tuple(len(p.values) if isinstance(p, ArrayParam) else -1 for p in params)
+    if max(shape, default=-1) < 0:
+        return sql, list(params)
+    text = _bound.get((sql, shape))
+    if text is None:
+        parts = sql.split("%s")
+        if len(parts) != len(params) + 1 or "%%" in sql or "%(" in sql:
+            raise ValueError("bind_arrays: one plain %s placeholder per parameter")
+        out = [parts[0]]
+        for param, part in zip(params, parts[1:], strict=True):
+            if isinstance(param, ArrayParam):
+                n = len(param.values)
+                slots = ", ".join(["%s"] * n)
+                out.append(
+                    f"ARRAY[{slots}]::{param.cast}[]" if 0 < n <= FEW else f"%s::{param.cast}[]"
+                )
+            else:
+                out.append("%s")
+            out.append(part)
+        text = _bound.setdefault((sql, shape), "".join(out))
+    values: list[Any] = []
+    for param, n in zip(params, shape, strict=True):
+        if n < 0:
+            values.append(param)
+        elif 0 < n <= FEW:
+            values.extend(param.values)
+        else:
+            values.append(pg_array(param.values))
+    return text, values
 
 
 def postgresql_only(forward_sql: str, backward_sql: str) -> Any:

@@ -6,7 +6,8 @@ pays on every query for what never changes: it reads the cursor's description, m
 columns to fields and asks every field for its converters. A ``Select`` does that once: it
 names the model's columns in field order (then any extra values), and ``fetch`` builds the
 instances through ``Model.from_db`` with the converters the ORM would apply (an amount is an
-``int``, a JSON column a ``dict``, as from any queryset)."""
+``int``, a JSON column a ``dict``, as from any queryset). A list parameter is a
+``db.ArrayParam`` (``= ANY(%s)`` in the text), written out by its length."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from django.db import connection, models
 from django.db.models.base import ModelState
 from django.db.models.fields.related import ForeignObjectRel
 from django.db.models.signals import post_init, pre_init
+
+from ledgerproject.db import bind_arrays
 
 M = TypeVar("M", bound=models.Model)
 Converter = Callable[[Any, Any, Any], Any]
@@ -51,7 +54,7 @@ class Select(Generic[M]):
         width = len(self.model._meta.concrete_fields)
         plan, alias, from_db = self.converters, connection.alias, self.model.from_db
         with connection.cursor() as cursor:
-            cursor.execute(self.sql, params)
+            cursor.execute(*bind_arrays(self.sql, params))
             rows = cursor.fetchall()
         out = []
         for row in rows:

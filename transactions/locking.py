@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 from django.db import connection
 
-from ledgerproject.db import pg_array
+from ledgerproject.db import ArrayParam
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.rows import Select
 from organizations.models import Balance, Ledger
@@ -18,7 +18,7 @@ from transactions.models import Transaction
 LOCK_BALANCES = Select(
     Balance,
     "b",
-    "FROM organizations_balance b WHERE b.organization_id = %s AND b.account_id = ANY(%s::uuid[]) "
+    "FROM organizations_balance b WHERE b.organization_id = %s AND b.account_id = ANY(%s) "
     "ORDER BY b.id FOR UPDATE",
 )
 
@@ -31,7 +31,7 @@ def lock_balances(
     compilation.)"""
     wanted = sorted(set(account_ids))
     if connection.vendor == "postgresql":
-        rows: Iterable[Balance] = LOCK_BALANCES.fetch([organization_id, pg_array(wanted)])
+        rows: Iterable[Balance] = LOCK_BALANCES.fetch([organization_id, ArrayParam(wanted, "uuid")])
     else:
         rows = (
             Balance.objects.filter(organization_id=organization_id, account_id__in=wanted)

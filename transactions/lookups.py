@@ -16,7 +16,7 @@ from typing import Any
 
 from django.db import connection
 
-from ledgerproject.db import pg_array
+from ledgerproject.db import ArrayParam, bind_arrays, pg_array
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.rows import Select
 from organizations.models import Account, Ledger
@@ -32,24 +32,25 @@ TEMPLATES_SQL = Select(
     TransactionTemplate,
     "t",
     "FROM templates_dsl_transactiontemplate t "
-    "WHERE t.organization_id = %s AND t.ledger_id = %s AND t.code = ANY(%s::varchar[]) "
+    "WHERE t.organization_id = %s AND t.ledger_id = %s AND t.code = ANY(%s) "
     "AND t.deleted_at IS NULL "
     "ORDER BY t.created_at, t.id",
 )
 ACCOUNTS_FROM = (
     "FROM organizations_account a "
-    "WHERE a.organization_id = %s AND a.ledger_id = %s AND a.alias = ANY(%s::varchar[]) "
+    "WHERE a.organization_id = %s AND a.ledger_id = %s AND a.alias = ANY(%s) "
     "ORDER BY a.created_at, a.id"
 )
 ACCOUNTS_SQL = Select(Account, "a", ACCOUNTS_FROM)
 # How many of the cached templates the postings planned with are still as they were (same row,
 # same updated_at, not deleted). Each id is compared with its own stamp by its position (the
-# ids are distinct): PostgreSQL plans this in a third of the time a join with unnest() takes,
-# and it plans it on every posting (docs/PERFORMANCE.md).
+# ids are distinct): PostgreSQL plans this in a third of the time a join with unnest() takes
+# (docs/PERFORMANCE.md). The ids it reads by are an ``ArrayParam``, so for a posting's one or
+# few templates the statement keeps its generic plan, as the accounts' list does.
 # In parentheses: a statement of its own, and a value in the accounts' statement.
 FRESH_TEMPLATES = (
     "(SELECT count(*) FROM templates_dsl_transactiontemplate t "
-    "WHERE t.organization_id = %s AND t.id = ANY(%s::uuid[]) AND t.deleted_at IS NULL "
+    "WHERE t.organization_id = %s AND t.id = ANY(%s) AND t.deleted_at IS NULL "
     "AND t.updated_at = (%s::timestamptz[])[array_position(%s::uuid[], t.id)])"
 )
 # The accounts and that count: one round trip for both.
@@ -109,8 +110,8 @@ class PostingLookups:
                 return
         rows: Iterable[TransactionTemplate]
         if connection.vendor == "postgresql":
-            codes = pg_array(sorted(wanted))
-            rows = TEMPLATES_SQL.fetch([self.organization_id, self.ledger.pk, codes])
+            named = ArrayParam(sorted(wanted), "varchar")
+            rows = TEMPLATES_SQL.fetch([self.organization_id, self.ledger.pk, named])
         else:
             rows = TransactionTemplate.objects.filter(
                 organization_id=self.organization_id,
@@ -152,13 +153,13 @@ class PostingLookups:
         rows: Iterable[Account]
         if self.unverified:
             org = self.organization_id
-            params = [*self._fresh_params(), org, self.ledger.pk, pg_array(sorted(wanted))]
+            named = ArrayParam(sorted(wanted), "varchar")
+            params = [*self._fresh_params(), org, self.ledger.pk, named]
             rows = ACCOUNTS_AND_TEMPLATES_SQL.fetch(params)
             self._verify(rows[0]._extra[0] if rows else None)  # type: ignore[attr-defined]
         elif connection.vendor == "postgresql":
-            rows = ACCOUNTS_SQL.fetch(
-                [self.organization_id, self.ledger.pk, pg_array(sorted(wanted))]
-            )
+            named = ArrayParam(sorted(wanted), "varchar")
+            rows = ACCOUNTS_SQL.fetch([self.organization_id, self.ledger.pk, named])
         else:
             rows = Account.objects.filter(
                 organization_id=self.organization_id, ledger_id=self.ledger.pk, alias__in=wanted
@@ -169,15 +170,16 @@ class PostingLookups:
                 self.accounts[account.alias] = account
 
     def _fresh_params(self) -> list[Any]:
-        ids = pg_array(self.unverified)
-        return [self.organization_id, ids, pg_array(self.unverified.values()), ids]
+        ids = list(self.unverified)
+        stamps = pg_array(self.unverified.values())
+        return [self.organization_id, ArrayParam(ids, "uuid"), stamps, pg_array(ids)]
 
     def _verify(self, fresh: int | None) -> None:
         """Every cached template used is unchanged, or ``TemplatesChanged`` (their entries are
         dropped, so the next plan reads them from the database)."""
         if fresh is None:
             with connection.cursor() as cursor:
-                cursor.execute(FRESH_TEMPLATES, self._fresh_params())
+                cursor.execute(*bind_arrays(FRESH_TEMPLATES, self._fresh_params()))
                 fresh = cursor.fetchone()[0]
         if fresh != len(self.unverified):
             with _cache_lock:
