@@ -162,7 +162,7 @@ def pg_array(values: Iterable[Any]) -> str:
 
 # An array parameter of this many elements or fewer is sent one element per parameter.
 FEW = 4
-_bound: dict[tuple[str, tuple[int, ...]], str] = {}
+_bound: dict[tuple[str, tuple[tuple[int, str] | None, ...]], str] = {}
 
 
 class ArrayParam:
@@ -177,45 +177,55 @@ class ArrayParam:
     literal (``pg_array``), planned each time, which a batch pays once for all its items."""
 
     __slots__ = ("cast", "values")
+    # The element types a statement may name: the cast is written into the statement's text.
+    CASTS = frozenset({"uuid", "varchar", "text"})
 
     def __init__(self, values: Iterable[Any], cast: str) -> None:
+        if cast not in self.CASTS:
+            raise ValueError(f"ArrayParam: no cast {cast!r}")
         self.values, self.cast = list(values), cast
 
 
-def bind_arrays(sql: str, params: Sequence[Any]) -> tuple[str, list[Any]]:
+def bind_arrays(sql: str, params: Sequence[Any]) -> tuple[str, Sequence[Any]]:
     """``sql`` and ``params`` with each ``ArrayParam`` written out: ``ARRAY[%s, ...]::cast[]``
     with its elements as parameters (``FEW`` or fewer, at least one), else ``%s::cast[]`` with
     one array literal. Every placeholder is ``%s`` (none is ``%(name)s``, no ``%%``). The
-    statement's text for each shape of lengths is made once."""
-    shape = tuple(len(p.values) if isinstance(p, ArrayParam) else -1 for p in params)
-    if max(shape, default=-1) < 0:
-        return sql, list(params)
+    statement's text for each shape is made once (a statement has at most ``FEW + 1`` shapes
+    per array parameter, however long its lists)."""
+    shape = tuple((_slots(p), p.cast) if isinstance(p, ArrayParam) else None for p in params)
+    if not any(shape):
+        return sql, params
     text = _bound.get((sql, shape))
     if text is None:
         parts = sql.split("%s")
         if len(parts) != len(params) + 1 or "%%" in sql or "%(" in sql:
             raise ValueError("bind_arrays: one plain %s placeholder per parameter")
         out = [parts[0]]
-        for param, part in zip(params, parts[1:], strict=True):
-            if isinstance(param, ArrayParam):
-                n = len(param.values)
-                slots = ", ".join(["%s"] * n)
-                out.append(
-                    f"ARRAY[{slots}]::{param.cast}[]" if 0 < n <= FEW else f"%s::{param.cast}[]"
-                )
-            else:
+        for kind, part in zip(shape, parts[1:], strict=True):
+            if kind is None:
                 out.append("%s")
+            else:
+                slots, cast = kind
+                out.append(
+                    f"ARRAY[{', '.join(['%s'] * slots)}]::{cast}[]" if slots else f"%s::{cast}[]"
+                )
             out.append(part)
         text = _bound.setdefault((sql, shape), "".join(out))
     values: list[Any] = []
-    for param, n in zip(params, shape, strict=True):
-        if n < 0:
+    for param, kind in zip(params, shape, strict=True):
+        if kind is None:
             values.append(param)
-        elif 0 < n <= FEW:
+        elif kind[0]:
             values.extend(param.values)
         else:
             values.append(pg_array(param.values))
     return text, values
+
+
+def _slots(param: ArrayParam) -> int:
+    """How many parameters the list takes: one per element, or 0 for one array literal."""
+    count = len(param.values)
+    return count if count <= FEW else 0
 
 
 def postgresql_only(forward_sql: str, backward_sql: str) -> Any:

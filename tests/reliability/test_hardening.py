@@ -332,6 +332,9 @@ def _constant_strings(tree: ast.Module) -> set[str]:
 # the catalog's names (``tenancy._ddl``), and the migrations' PostgreSQL-only SQL, a module
 # constant of each migration (``db.postgresql_only``). And the index a migration drops or
 # restores (``db.drop_field_index``), which Django's schema editor names from the catalog.
+# ``db.bind_arrays`` adds to a statement only placeholders and a cast from a fixed list
+# (``db.ArrayParam`` refuses any other), so ``execute(*bind_arrays(sql, ...))`` is judged by
+# its ``sql``.
 COMPOSED = {
     ("ledgerproject/rows.py", "self.sql"),
     ("ledgerproject/tenancy.py", "statement"),
@@ -376,6 +379,12 @@ def test_it_builds_no_sql_from_input():
             if name not in SQL_CALLS or not node.args:
                 continue
             statement = node.args[0]
+            if (
+                isinstance(statement, ast.Starred)
+                and isinstance(statement.value, ast.Call)
+                and getattr(statement.value.func, "id", "") == "bind_arrays"
+            ):  # ``execute(*bind_arrays(sql, params))``: its text only adds placeholders
+                statement = statement.value.args[0]
             checked += 1
             if not literal(statement) and (where, ast.unparse(statement)) not in COMPOSED:
                 offenders.append(f"{where}:{node.lineno} {ast.unparse(statement)}")

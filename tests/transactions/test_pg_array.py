@@ -53,8 +53,24 @@ def test_more_than_a_few_go_as_one_literal() -> None:
     assert (empty_sql, empty) == ("y = ANY(%s::uuid[])", ["{}"])
 
 
+def test_long_lists_share_one_text_however_long() -> None:
+    from ledgerproject import db
+
+    bind_arrays("z = ANY(%s)", [ArrayParam(["a"] * (FEW + 1), "text")])
+    before = len(db._bound)
+    for length in range(FEW + 1, 200):
+        sql, _ = bind_arrays("z = ANY(%s)", [ArrayParam(["a"] * length, "text")])
+        assert sql == "z = ANY(%s::text[])"
+    assert len(db._bound) == before
+
+
 def test_a_statement_without_arrays_is_left_as_it_is() -> None:
     assert bind_arrays("x = %s", [1]) == ("x = %s", [1])
+
+
+def test_only_known_element_types_reach_the_statement() -> None:
+    with pytest.raises(ValueError):
+        ArrayParam(["a"], "text[]); DROP TABLE x; --")
 
 
 def test_refuses_placeholders_it_cannot_count() -> None:
