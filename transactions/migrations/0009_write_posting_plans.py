@@ -11,11 +11,19 @@ generic plan is kept. Any other posting (several assets, more accounts, a batch)
 guard over the arrays, as before. Both forms are made from one text (``GUARD``); on Citus
 either is still one statement routed to the organization's worker.
 
-The function is otherwise that of 0007 (its writes are unchanged; see that migration)."""
+The function is otherwise that of 0007: its writes are taken from that migration's text."""
+
+import importlib
 
 from django.db import migrations
 
 from ledgerproject.db import postgresql_only
+
+# 0007's function: this migration's way back, and the source of its writes, taken unchanged.
+PREVIOUS = importlib.import_module("transactions.migrations.0007_write_posting_function").CREATE
+WRITES = PREVIOUS[
+    PREVIOUS.index("    INSERT INTO transactions_transaction") : PREVIOUS.index("    RETURN true;")
+]
 
 # The guard, in one statement: the ledger active (and held against its delete), every asset an
 # active instrument of it, no touched account deleted.
@@ -46,50 +54,13 @@ BEGIN
     ) THEN
         RETURN false;
     END IF;
-    INSERT INTO transactions_transaction (id, created_at, updated_at, organization_id,
-      ledger_id, parent_id, is_reversal, template_id, type, description, status, amount, scale,
-      asset_code, chart_of_accounts_group_name, source, destination, metadata, legs, expires_at)
-    SELECT * FROM jsonb_to_recordset(p_transactions) AS t(id uuid, created_at timestamptz,
-      updated_at timestamptz, organization_id uuid, ledger_id uuid, parent_id uuid,
-      is_reversal boolean, template_id uuid, type varchar, description text, status varchar,
-      amount numeric, scale smallint, asset_code varchar, chart_of_accounts_group_name varchar,
-      source jsonb, destination jsonb, metadata jsonb, legs jsonb, expires_at timestamptz);
-    INSERT INTO transactions_operation (id, created_at, updated_at, organization_id, ledger_id,
-      transaction_id, account_id, account_alias, portfolio_id, type, effect, asset_code,
-      chart_of_accounts, description, amount, scale, balance_available, balance_on_hold,
-      balance_scale, balance_available_after, balance_on_hold_after, balance_scale_after,
-      balance_version, metadata)
-    SELECT * FROM jsonb_to_recordset(p_operations) AS o(id uuid, created_at timestamptz,
-      updated_at timestamptz, organization_id uuid, ledger_id uuid, transaction_id uuid,
-      account_id uuid, account_alias varchar, portfolio_id uuid, type varchar, effect varchar,
-      asset_code varchar, chart_of_accounts varchar, description text, amount numeric,
-      scale smallint, balance_available numeric, balance_on_hold numeric,
-      balance_scale smallint, balance_available_after numeric, balance_on_hold_after numeric,
-      balance_scale_after smallint, balance_version bigint, metadata jsonb);
-    INSERT INTO outbox_event (event_id, type, organization_id, ledger_id, resource_id,
-      created_at, data)
-    SELECT * FROM jsonb_to_recordset(p_events) AS e(event_id uuid, type varchar,
-      organization_id uuid, ledger_id uuid, resource_id uuid, created_at timestamptz,
-      data jsonb);
-    UPDATE organizations_balance AS b
-    SET available = v.available, on_hold = v.on_hold, scale = v.scale,
-        overdraft_limit = v.overdraft_limit, version = v.version, updated_at = v.updated_at
-    FROM jsonb_to_recordset(p_balances) AS v(id uuid, available numeric, on_hold numeric,
-      scale smallint, overdraft_limit numeric, version bigint, updated_at timestamptz)
-    WHERE b.organization_id = p_org AND b.id = v.id;
-    RETURN true;
+{WRITES}    RETURN true;
 END;
 $$;
 """
 
 
-def _previous() -> str:
-    import importlib
-
-    return importlib.import_module("transactions.migrations.0007_write_posting_function").CREATE
-
-
 class Migration(migrations.Migration):
     dependencies = [("transactions", "0008_redundant_indexes")]
 
-    operations = [postgresql_only(CREATE, _previous())]
+    operations = [postgresql_only(CREATE, PREVIOUS)]
