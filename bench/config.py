@@ -29,8 +29,8 @@ class Config:
     batch_connections: int = 2
     load_transactions: int = 1_000_000
     page_samples: int = 40
-    workers: int = 3
-    threads: int = 4
+    workers: int = 12
+    threads: int = 1
     warmup: float = 3
     load_generator: str = "wrk"
     repetitions: int = 3

@@ -42,7 +42,6 @@ def main(argv: list[str]) -> None:
 
     seeded = seed_ledger(accounts=1000)
     with connection.cursor() as cursor:
-        cursor.execute("VACUUM ANALYZE")
         cursor.execute("SELECT pg_backend_pid()")
         backend = cursor.fetchone()[0]
     client = Client(HTTP_AUTHORIZATION=f"Bearer {seeded.token}")

@@ -3,9 +3,10 @@
 ``POST /bench/floor/<ledger_id>`` with ``{"source": "@a", "destination": "@b", "amount": N}``
 (minor units at scale 2) moves N from one account to another in one atomic block of five raw
 SQL statements: the two balance rows locked ``SELECT ... FOR UPDATE`` in id order, the
-transaction inserted, its two operations inserted, and each balance updated. It writes the same
-rows as a real posting (so ``check_ledger`` still passes) with no authentication, no template,
-no serializer and no ORM. Mounted only by ``ledgerproject.settings_bench``.
+transaction inserted, its two operations inserted, and each balance updated by its primary key
+(the organization and the id: by the id alone PostgreSQL scanned the whole table). It writes
+the same rows as a real posting (so ``check_ledger`` still passes) with no authentication, no
+template, no serializer and no ORM. Mounted only by ``ledgerproject.settings_bench``.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ VALUES {OPERATION_ROW}, {OPERATION_ROW}
 
 UPDATE_BALANCE = """
 UPDATE organizations_balance
-SET available = %s, on_hold = %s, scale = %s, version = %s, updated_at = %s WHERE id = %s
+SET available = %s, on_hold = %s, scale = %s, version = %s, updated_at = %s
+WHERE organization_id = %s AND id = %s
 """
 
 
@@ -91,7 +93,7 @@ def floor_transfer(request: HttpRequest, ledger_id: uuid.UUID) -> JsonResponse:
                 new_id(), now, now, org_id, ledger_id, tx_id, account_id, alias, portfolio_id,
                 direction, amount, SCALE, available, on_hold, scale, after, held, top, version + 1,
             ]  # fmt: skip
-            updates.append([after, held, top, version + 1, now, bid])
+            updates.append([after, held, top, version + 1, now, org_id, bid])
         legs = [
             {"accountId": str(rows[a][1]), "alias": a, "portfolioId": None, "direction": d,
              "amount": amount, "description": "", "chartOfAccounts": ""}

@@ -5,8 +5,8 @@ import os
 
 bind = os.environ.get("BENCH_BIND", "127.0.0.1:8150")
 worker_class = "gthread"
-workers = int(os.environ.get("BENCH_WORKERS", "3"))
-threads = int(os.environ.get("BENCH_THREADS", "4"))
+workers = int(os.environ.get("BENCH_WORKERS", "12"))
+threads = int(os.environ.get("BENCH_THREADS", "1"))
 keepalive = 30
 backlog = 2048
 preload_app = True
