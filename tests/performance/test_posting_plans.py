@@ -56,3 +56,34 @@ def test_the_accounts_and_the_balance_locks_are_not_planned_again(book):
         generic = after[name][0] - before[name][0]
         custom = after[name][1] - before[name][1]
         assert (generic, custom) == (10, 0), (name, before[name], after[name])
+
+
+def _balance_scans() -> tuple[int, int]:
+    """Sequential scans and updated rows of the balance table in this test's database
+    transaction so far (the postings run inside it)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT seq_scan, n_tup_upd FROM pg_stat_xact_user_tables "
+            "WHERE relname = 'organizations_balance'"
+        )
+        scans, updated = cursor.fetchone()
+    return scans, updated
+
+
+def test_the_usual_postings_balances_are_updated_through_an_index(book):
+    # Before migration 0010 the write function's balance update, a join with the rows sent,
+    # scanned every balance of the table on each posting: the planner takes the rows sent for a
+    # hundred, and a hash join over the whole table for cheaper than two index lookups.
+    ledger = Ledger.objects.get(pk=book.url.rsplit("/", 1)[1])
+    for n in range(ACCOUNTS):
+        account_create(ledger=ledger, asset_code="BRL", alias=f"@a{n}")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE organizations_account, organizations_balance")
+    for n in range(12):  # warm: prepared, then planned for its values five times
+        book.fund(f"@a{n}", 100)
+    scans, updated = _balance_scans()
+    for n in range(10):
+        book.fund(f"@a{n}", 100)  # two accounts, one asset: the usual form
+    after_scans, after_updated = _balance_scans()
+    assert after_updated - updated == 20  # the counts are current: two balances a posting
+    assert after_scans - scans == 0

@@ -8,10 +8,12 @@ every position, so neither form can miss what the other sees."""
 from __future__ import annotations
 
 import pytest
+from django.db import DatabaseError, connection
+from django.db import transaction as db_transaction
 from django.utils import timezone
 
 from instruments.models import Instrument
-from organizations.models import Account, Ledger
+from organizations.models import Account, Balance, Ledger
 from transactions.guards import Guard
 from transactions.models import Transaction
 from transactions.writes import write_posting
@@ -81,3 +83,15 @@ def test_a_deleted_ledger_stops_the_write(ledger, shape):
     assets, count = SHAPES[shape]
     Ledger.objects.filter(pk=ledger.pk).update(deleted_at=timezone.now())
     assert _holds(ledger, assets, _ids(ledger)[:count]) is False
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the write function is PostgreSQL's")
+def test_a_balance_of_an_account_the_guard_does_not_name_is_refused_not_skipped(ledger):
+    # The usual form updates balances through the accounts it names (migration 0010): a balance
+    # row of another account would match nothing, so the function raises instead of writing
+    # the posting without it.
+    alice, bob, fees = _ids(ledger)
+    balance = Balance.objects.get(account_id=fees)
+    with pytest.raises(DatabaseError, match="0 of 1 balances updated"), db_transaction.atomic():
+        write_posting([], [], [balance], guard=Guard.of(ledger, ["BRL"], [alice, bob]))
+    assert write_posting([], [], [balance], guard=Guard.of(ledger, ["BRL"], [fees])) is True
