@@ -38,6 +38,22 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "status_errors": sum(run.get("status_errors", 0) for run in runs),
         "spread": spread_of(throughput),
         "runs": throughput,
+        **_cpu_of(runs),
+    }
+
+
+def _cpu_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The machine's share busy in each run, and the median CPU per unit by process group
+    (``bench.cpu_meter``), for the runs that measured it."""
+    measured = [run["cpu"] for run in runs if run.get("cpu")]
+    if not measured:
+        return {}
+    groups = measured[0]["ms_per_unit"]
+    return {
+        "busy": [m["busy"] for m in measured],
+        "cpu_ms_per_unit": {
+            g: round(statistics.median(m["ms_per_unit"][g] for m in measured), 2) for g in groups
+        },
     }
 
 
@@ -125,6 +141,16 @@ def print_table(report: dict[str, Any]) -> None:
             f"{'-' if p50 is None else f'{p50:.1f}':>7} {'-' if p99 is None else f'{p99:.1f}':>7} "
             f"{errors:>6} {row['units_per_s'] / floor:>7.2f} {row['spread']:>7.0%}"
         )
+    lines.append("")
+    lines.append(
+        "CPU ms per unit (median of the rounds) and the machine's share busy in each round:"
+    )
+    for name in ROUND:
+        row = s[name]
+        if row.get("cpu_ms_per_unit"):
+            parts = ", ".join(f"{g} {v:.2f}" for g, v in row["cpu_ms_per_unit"].items())
+            busy = ", ".join(f"{b:.0%}" for b in row["busy"])
+            lines.append(f"  {name:<16} {parts}; busy {busy}")
     pages = s["pages"]
     lines.append("")
     lines.append(

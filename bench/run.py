@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bench.config import Config, parse
+from bench.cpu_meter import CpuMeter
 from bench.database import migrate, recreate_database, setup_django
 from bench.httpload import Scenario, Target, closed_loop, fixed_rate, percentile
 from bench.report import ROUND, print_table, targets_of
@@ -57,24 +58,25 @@ class Bench:
             extra = [self.target.floor_path]
         if name == "batch":
             extra = [str(self.config.batch_size)]
-        if self.config.load_generator == "wrk":
-            result = wrk(
-                HERE / "wrk",
-                name,
-                port=self.config.port,
-                seconds=seconds,
-                connections=connections,
-                args=[
-                    str(self.target.accounts),
-                    self.target.token,
-                    self.target.ledger_path,
-                    *extra,
-                ],
-            )
-        else:
-            scenario = Scenario(name, self.target, batch_size=self.config.batch_size)
-            run = closed_loop(scenario, self.target, connections=connections, seconds=seconds)
-            result = {**run.summary(), "generator": f"python closed loop x{connections}"}
+        with CpuMeter() as meter:
+            if self.config.load_generator == "wrk":
+                result = wrk(
+                    HERE / "wrk",
+                    name,
+                    port=self.config.port,
+                    seconds=seconds,
+                    connections=connections,
+                    args=[
+                        str(self.target.accounts),
+                        self.target.token,
+                        self.target.ledger_path,
+                        *extra,
+                    ],
+                )
+            else:
+                scenario = Scenario(name, self.target, batch_size=self.config.batch_size)
+                run = closed_loop(scenario, self.target, connections=connections, seconds=seconds)
+                result = {**run.summary(), "generator": f"python closed loop x{connections}"}
         counts = result["counts"]
         if name == "pending":
             result["unit"] = "pending+commit pairs/s"
@@ -93,6 +95,7 @@ class Bench:
                 / result["seconds"],
                 1,
             )
+        result["cpu"] = meter.figures(result["units_per_s"] * result["seconds"])
         return result
 
     def fixed(self, seconds: float | None = None) -> dict[str, Any]:
@@ -204,10 +207,12 @@ class Bench:
             raise RuntimeError(f"check_ledger failed after {after}: {report.violations[:5]}")
 
     def step(self, name: str, result: dict[str, Any]) -> dict[str, Any]:
+        cpu = result.get("cpu") or {}
+        busy = f"; busy {cpu['busy']:.0%}, CPU ms/unit {cpu['ms_per_unit']}" if cpu else ""
         log(
             f"  {name}: {result.get('units_per_s')} {result.get('unit', '')}; "
             f"p99 {result.get('p99_ms', '-')} ms; errors {result.get('errors', 0)}"
-            f"+{result.get('status_errors', 0)}"
+            f"+{result.get('status_errors', 0)}{busy}"
         )
         self.check(name)
         return result

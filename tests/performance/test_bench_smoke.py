@@ -57,3 +57,11 @@ def test_the_bench_runs_end_to_end_with_tiny_numbers(tmp_path):
     assert "spread" in run.stdout and "median" in run.stdout
     for name in ("engine_spread", "engine_hot", "engine_spread_no_outbox"):
         assert report["scenarios"][name]["units_per_s"] > 0, name
+    # Where the CPU went in each HTTP scenario: the machine's share busy and the CPU per unit
+    # of the service's processes and PostgreSQL's (bench.cpu_meter).
+    for name in ("floor", "spread", "hot", "pending", "revert", "batch"):
+        row = report["scenarios"][name]
+        assert len(row["busy"]) == 2 and all(0 < busy <= 1 for busy in row["busy"]), name
+        assert row["cpu_ms_per_unit"]["service"] > 0, name
+        assert row["cpu_ms_per_unit"]["postgresql"] > 0, name
+    assert "CPU ms per unit" in run.stdout
