@@ -29,9 +29,12 @@ def _group(command: bytes, name: str) -> str:
     return "other"
 
 
-def _processes() -> dict[str, float]:
-    """CPU seconds so far of the live processes, by group."""
-    totals: dict[str, float] = {"service": 0.0, "postgresql": 0.0, "other": 0.0}
+GROUPS = ("service", "postgresql", "other")
+
+
+def _processes() -> dict[int, tuple[str, float]]:
+    """``{pid: (group, CPU seconds so far)}`` of the live processes."""
+    found: dict[int, tuple[str, float]] = {}
     for entry in PROC.iterdir():
         if not entry.name.isdigit():
             continue
@@ -42,15 +45,17 @@ def _processes() -> dict[str, float]:
             continue
         name = stat[stat.index("(") + 1 : stat.rindex(")")]
         fields = stat.rsplit(")", 1)[1].split()
-        totals[_group(command, name)] += (int(fields[11]) + int(fields[12])) / TICK
-    return totals
+        cpu = (int(fields[11]) + int(fields[12])) / TICK
+        found[int(entry.name)] = (_group(command, name), cpu)
+    return found
 
 
 class CpuMeter:
     """Samples ``/proc`` at the start and the end of a block (nothing where there is no
-    ``/proc``). A process that ends inside the block takes its CPU with it: the figures are
-    for long-lived processes (the service's workers, PostgreSQL's backends, the load
-    generator)."""
+    ``/proc``) and counts, per process, the CPU it used in between (all of it for a process
+    started inside the block). A process that ended inside the block takes what it used there
+    with it: the figures are for long-lived processes (the service's workers, PostgreSQL's
+    backends, the load generator)."""
 
     def __enter__(self) -> CpuMeter:
         self.available = (PROC / "stat").exists()
@@ -68,10 +73,10 @@ class CpuMeter:
             return {}
         total = self.machine_after[0] - self.machine[0]
         idle = self.machine_after[1] - self.machine[1]
-        spent = {
-            group: max(0.0, self.processes_after.get(group, 0.0) - self.processes.get(group, 0.0))
-            for group in self.processes
-        }
+        spent = dict.fromkeys(GROUPS, 0.0)
+        for pid, (group, cpu) in self.processes_after.items():
+            before = self.processes.get(pid)
+            spent[group] += cpu - (before[1] if before and before[0] == group else 0.0)
         per_unit = {g: round(s * 1000 / units, 2) for g, s in spent.items()} if units else {}
         return {
             "busy": round(1 - idle / total, 3) if total else None,

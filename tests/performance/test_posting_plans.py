@@ -38,13 +38,17 @@ def _plans() -> dict[str, tuple[int, int]]:
     return found
 
 
-def test_the_accounts_and_the_balance_locks_are_not_planned_again(book):
-    # A ledger of some size, as PostgreSQL knows it (with three accounts, any plan is cheap).
+def _sized(book) -> None:
+    """A ledger of some size, as PostgreSQL knows it (with three accounts, any plan is cheap)."""
     ledger = Ledger.objects.get(pk=book.url.rsplit("/", 1)[1])
     for n in range(ACCOUNTS):
         account_create(ledger=ledger, asset_code="BRL", alias=f"@a{n}")
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE organizations_account, organizations_balance")
+
+
+def test_the_accounts_and_the_balance_locks_are_not_planned_again(book):
+    _sized(book)
     book.fund("@alice", 1_000_000)
     for _ in range(12):  # prepared at the fifth run, then planned for its values five times
         assert book.pay(10, 0).status_code == 201
@@ -74,11 +78,7 @@ def test_the_usual_postings_balances_are_updated_through_an_index(book):
     # Before migration 0010 the write function's balance update, a join with the rows sent,
     # scanned every balance of the table on each posting: the planner takes the rows sent for a
     # hundred, and a hash join over the whole table for cheaper than two index lookups.
-    ledger = Ledger.objects.get(pk=book.url.rsplit("/", 1)[1])
-    for n in range(ACCOUNTS):
-        account_create(ledger=ledger, asset_code="BRL", alias=f"@a{n}")
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE organizations_account, organizations_balance")
+    _sized(book)
     for n in range(12):  # warm: prepared, then planned for its values five times
         book.fund(f"@a{n}", 100)
     scans, updated = _balance_scans()
