@@ -20,10 +20,10 @@ import sys
 import time
 from collections.abc import Callable
 
+from bench.cpu_meter import cpu_seconds
 from bench.database import DEFAULT_URL, migrate, recreate_database, setup_django
 
 URL = DEFAULT_URL.replace("ledger_bench", "ledger_bench_cpu")
-TICK = os.sysconf("SC_CLK_TCK")
 
 
 def main(argv: list[str]) -> None:
@@ -49,8 +49,7 @@ def main(argv: list[str]) -> None:
 
     def backend_cpu() -> float:
         with open(f"/proc/{backend}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / TICK
+            return cpu_seconds(stat.read())
 
     def pair() -> tuple[str, str]:
         a, b = rng.sample(range(1, seeded.accounts + 1), 2)

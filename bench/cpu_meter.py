@@ -32,6 +32,12 @@ def _group(command: bytes, name: str) -> str:
 GROUPS = ("service", "postgresql", "other")
 
 
+def cpu_seconds(stat: str) -> float:
+    """User plus system CPU of a process, from the text of its ``/proc/<pid>/stat``."""
+    fields = stat.rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
 def _processes() -> dict[int, tuple[str, float]]:
     """``{pid: (group, CPU seconds so far)}`` of the live processes."""
     found: dict[int, tuple[str, float]] = {}
@@ -44,9 +50,7 @@ def _processes() -> dict[int, tuple[str, float]]:
         except OSError:  # gone meanwhile
             continue
         name = stat[stat.index("(") + 1 : stat.rindex(")")]
-        fields = stat.rsplit(")", 1)[1].split()
-        cpu = (int(fields[11]) + int(fields[12])) / TICK
-        found[int(entry.name)] = (_group(command, name), cpu)
+        found[int(entry.name)] = (_group(command, name), cpu_seconds(stat))
     return found
 
 
@@ -81,5 +85,4 @@ class CpuMeter:
         return {
             "busy": round(1 - idle / total, 3) if total else None,
             "ms_per_unit": per_unit,
-            "ms_per_unit_total": round(sum(per_unit.values()), 2) if per_unit else None,
         }

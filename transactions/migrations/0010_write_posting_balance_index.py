@@ -11,7 +11,7 @@ now also names the two accounts, which the planner sees exactly, so it reads the
 sent was updated, and raises otherwise, so a caller that broke that rule could not lose a
 balance silently. Any other posting runs the update of 0007 unchanged.
 
-Guard and inserts are those of 0009 and 0007, taken from their texts."""
+Signature, guard and inserts are those of 0009 and 0007, taken from their texts."""
 
 import importlib
 
@@ -24,6 +24,7 @@ PREVIOUS = PREVIOUS_MIGRATION.CREATE  # this migration's way back
 WRITES = PREVIOUS_MIGRATION.WRITES
 UPDATE_AT = WRITES.index("    UPDATE organizations_balance")
 INSERTS, UPDATE = WRITES[:UPDATE_AT], WRITES[UPDATE_AT:]
+SIGNATURE = PREVIOUS[: PREVIOUS.index("BEGIN\n")]  # CREATE ... AS $$, unchanged
 JOIN = "WHERE b.organization_id = p_org AND b.id = v.id;"
 assert UPDATE.rstrip().endswith(JOIN), UPDATE
 USUAL_UPDATE = UPDATE.replace(
@@ -37,12 +38,7 @@ USUAL_UPDATE = UPDATE.replace(
     "        END IF;",
 )
 
-CREATE = f"""
-CREATE OR REPLACE FUNCTION ledger_write_posting(
-    p_org uuid, p_ledger uuid, p_assets varchar[], p_accounts uuid[],
-    p_transactions jsonb, p_operations jsonb, p_events jsonb, p_balances jsonb
-) RETURNS boolean LANGUAGE plpgsql AS $$
-DECLARE
+CREATE = f"""{SIGNATURE}DECLARE
     usual boolean := cardinality(p_assets) = 1 AND cardinality(p_accounts) <= 2;
     updated bigint;
 BEGIN
