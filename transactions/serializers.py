@@ -63,6 +63,8 @@ def expires_at_field() -> serializers.DateTimeField:
 class PostingOptionsIn(InputSerializer):
     """What every posting takes besides its template (a stored one's code, or an inline one)."""
 
+    shares_fields = True
+
     variables = VariablesField(required=False, default=dict)
     metadata = MetadataField(required=False, default=dict)
     parentTransactionId = serializers.UUIDField(source="parent_id", required=False, allow_null=True)
@@ -102,6 +104,7 @@ class InlineJsonIn(InputSerializer):
     """``POST .../transactions/json``: the variables and parent; the rest of the body is the
     template as JSON (``templates_dsl.inline``)."""
 
+    shares_fields = True
     variables = VariablesField(required=False, default=dict)
     parentTransactionId = serializers.UUIDField(source="parent_id", required=False, allow_null=True)
     expiresAt = expires_at_field()
