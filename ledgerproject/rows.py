@@ -59,9 +59,13 @@ class Select(Generic[M]):
         return [f.attname for f in self.fields]
 
     @cached_property
+    def columns(self) -> list[str]:
+        """The fields' columns as ``alias."column"``, in the order ``build`` reads them."""
+        return [f'{self.alias}."{f.column}"' for f in self.fields]
+
+    @cached_property
     def sql(self) -> str:
-        names = [f'{self.alias}."{f.column}"' for f in self.fields]
-        return f"SELECT {', '.join([*names, *self.extra])} {self.rest}"
+        return f"SELECT {', '.join([*self.columns, *self.extra])} {self.rest}"
 
     @cached_property
     def converters(self) -> list[tuple[int, Any, list[Converter]]]:
@@ -76,23 +80,53 @@ class Select(Generic[M]):
         return plan
 
     def fetch(self, params: Sequence[Any]) -> list[M]:
-        width, names = len(self.fields), self.field_names
-        plan, alias, from_db = self.converters, connection.alias, self.model.from_db
+        width = len(self.fields)
         with connection.cursor() as cursor:
             cursor.execute(*bind_arrays(self.sql, params))
             rows = cursor.fetchall()
         out = []
         for row in rows:
-            values = list(row[:width])
-            for index, col, found in plan:
-                value = values[index]
-                for convert in found:
-                    value = convert(value, col, connection)
-                values[index] = value
-            obj = from_db(alias, names, values)  # type: ignore[arg-type]
+            obj = self.build(row, 0)
             if self.extra:
                 obj._extra = row[width:]  # type: ignore[attr-defined]
             out.append(obj)
+        return out
+
+    def build(self, row: Sequence[Any], start: int) -> M:
+        """The instance whose values are ``row[start:]``, in ``columns``' order."""
+        values = list(row[start : start + len(self.fields)])
+        for index, col, found in self.converters:
+            value = values[index]
+            for convert in found:
+                value = convert(value, col, connection)
+            values[index] = value
+        return self.model.from_db(connection.alias, self.field_names, values)  # type: ignore[arg-type]
+
+
+class Join:
+    """Instances of several models from each row of one statement: ``SELECT <the columns of
+    each part>[, extra] <rest>`` (the parts' own ``rest`` is not used). ``fetch`` answers a
+    tuple per row: an instance per part, then the extra values as one tuple."""
+
+    def __init__(self, parts: Sequence[Select[Any]], rest: str, extra: Sequence[str] = ()) -> None:
+        self.parts, self.rest, self.extra = tuple(parts), rest, tuple(extra)
+
+    @cached_property
+    def sql(self) -> str:
+        names = [name for part in self.parts for name in part.columns]
+        return f"SELECT {', '.join([*names, *self.extra])} {self.rest}"
+
+    def fetch(self, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        with connection.cursor() as cursor:
+            cursor.execute(*bind_arrays(self.sql, params))
+            rows = cursor.fetchall()
+        out = []
+        for row in rows:
+            built, start = [], 0
+            for part in self.parts:
+                built.append(part.build(row, start))
+                start += len(part.fields)
+            out.append((*built, tuple(row[start:])))
         return out
 
 

@@ -1,12 +1,13 @@
 """The posting engine: the one way money moves. The API, the batch endpoint, the admin and every
 command call it, and nothing below it.
 
-A posting goes: validation (the caller parsed the request) -> lookups (templates, parents and
-accounts, one query per kind) -> plan (the template and its variables make the legs) -> checks
-(accounts' asset, status and flags) -> one durable database transaction: idempotency keys taken,
-balances locked in id order, the legs applied to them in memory (``money.BalanceBook``), and
-one guarded write of transactions, operations and balances -> the caller renders the answer,
-once, after COMMIT, and records it on the key (``record_answers``).
+A posting goes: validation (the caller parsed the request) -> lookups (templates and parents,
+one query per kind at most) -> plan (the template and its variables make the legs) -> one
+durable database transaction: the accounts read and their balances locked in balance-id order,
+in one statement (``PostingLookups.lock_accounts``) -> checks (accounts' asset, status and
+flags) -> idempotency keys taken -> the legs applied to the balances in memory
+(``money.BalanceBook``) -> one guarded write of transactions, operations and balances -> the
+caller renders the answer, once, after COMMIT, and records it on the key (``record_answers``).
 
 A single posting is a batch of one, atomic: there is no second path. Commit, revert and cancel
 (``transactions.states``) lock the transaction first, then apply the same book and write.
@@ -21,6 +22,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from ledgerproject.db import new_id
 from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.models import Balance, Ledger
 from organizations.services import ensure_ledger_active
@@ -56,6 +58,11 @@ class _Run:
         self.prepared: dict[int, Prepared] = {}
         self.refused: dict[int, LedgerError] = {}
         self.records: dict[int, IdempotencyKey] = {}
+        self.planned: dict[int, tuple[Any, Any]] = {}
+        self.balances: dict[uuid.UUID, Balance] = {}
+        self.lookups: PostingLookups
+        self.tx_ids: dict[int, uuid.UUID] = {}
+        self.early = False  # prepared before the locks, from accounts kept in this process
 
     def refuse(self, index: int, error: LedgerError) -> None:
         self.outcomes[index] = Outcome(error.http_status, error=error)
@@ -91,38 +98,76 @@ class _Run:
             if record is not None:
                 self.outcomes[index] = Outcome(record.response_status, replay=record)
 
-    def prepare(self) -> None:
-        """Plan every open item; when a cached template turns out to have changed, plan again
-        from the database (what the stale plan refused is forgotten first)."""
-        before = set(self.refused)
-        try:
-            self._prepare(PostingLookups(self.ledger))
-        except TemplatesChanged:
-            for index in set(self.refused) - before:
-                del self.refused[index]
-                self.outcomes[index] = None
-            self.prepared.clear()
-            self._prepare(PostingLookups(self.ledger, cached=False))
-
-    def _prepare(self, lookups: PostingLookups) -> None:
+    def plan(self, lookups: PostingLookups) -> None:
+        """Before any lock: each open item's template and plan, and the parents they name."""
+        self.lookups = lookups
         stored = (self.requests[i] for i in self.open())
         lookups.preload_templates(r.template_code for r in stored if r.inline is None)
-        planned = {}
         for index in self.open():
             request = self.requests[index]
             try:
-                planned[index] = lookups.plan(
+                self.planned[index] = lookups.plan(
                     request.template_code, request.variables, request.inline
                 )
             except LedgerError as error:
                 self.refuse(index, error)
+            else:
+                # Its id now: its key's row names it, and the key may be taken before the
+                # transaction is prepared (``lock``).
+                self.tx_ids[index] = new_id()
         lookups.preload_parents(
-            pid for i in planned if (pid := self.requests[i].parent_id) is not None
+            pid for i in self.planned if (pid := self.requests[i].parent_id) is not None
         )
-        lookups.preload_accounts(leg.alias for _, plan in planned.values() for leg in plan.legs)
-        for index, pair in planned.items():
+
+    def aliases(self) -> set[str]:
+        """The accounts the open planned items name (a replayed or refused one locks nothing:
+        a repeat refused while its first runs must not wait for the first's balances)."""
+        return {
+            leg.alias
+            for index, (_, plan) in self.planned.items()
+            if self.outcomes[index] is None
+            for leg in plan.legs
+        }
+
+    def prepare_before_locks(self) -> None:
+        """When this process holds a copy of every account the planned items name, check and
+        prepare them now, before any lock, so the locks are held the shorter. Kept only if it
+        refused nothing (a refusal is never answered from a copy: what it refused is
+        forgotten) and the statement that locks the balances reads the very same accounts
+        (``lock``)."""
+        if not self.lookups.cached_accounts(self.aliases()):
+            return
+        before = set(self.refused)
+        self.prepare()
+        refused = set(self.refused) - before
+        for index in refused:
+            del self.refused[index]
+            self.outcomes[index] = None
+        if refused:
+            self.prepared.clear()
+        self.early = not refused
+
+    def lock(self) -> None:
+        """Inside the database transaction, after the keys: the planned items' accounts read
+        and their balances locked, in one statement (a cached template found changed raises
+        ``TemplatesChanged`` before anything is written); then each open item checked and
+        prepared with the accounts read, unless it was before the locks with the same ones."""
+        self.balances, same = self.lookups.lock_accounts(self.aliases())
+        if self.early and same:
+            return
+        self.early = False
+        self.prepared.clear()
+        self.prepare()
+
+    def prepare(self) -> None:
+        """Each open planned item's transaction and legs, its parent and accounts checked."""
+        for index, pair in self.planned.items():
+            if self.outcomes[index] is not None:  # replayed or refused since it was planned
+                continue
             try:
-                self.prepared[index] = prepare(self.ledger, lookups, self.requests[index], pair)
+                self.prepared[index] = prepare(
+                    self.ledger, self.lookups, self.requests[index], pair, self.tx_ids[index]
+                )
             except LedgerError as error:
                 self.refuse(index, error)
 
@@ -144,9 +189,7 @@ class _Run:
         for index in first.values():
             claim = self.requests[index].claim
             assert claim is not None
-            prepared = self.prepared.get(index)
-            tx_id = prepared.transaction.pk if prepared else None
-            rows.append(idempotency.Stored(claim, 201, tx_id))
+            rows.append(idempotency.Stored(claim, 201, self.tx_ids.get(index)))
         taken = idempotency.take(self.ledger, rows)
         self._replay_from(taken.stored)
         for key, index in first.items():
@@ -162,9 +205,7 @@ class _Run:
         items = [i for i in self.open() if i in self.prepared and i not in skip]
         steps = {i: opening_steps(self.prepared[i].transaction, self.prepared[i].legs)
                  for i in items}  # fmt: skip
-        balances = lock_balances(
-            self.ledger.organization_id, (leg.account_id for i in items for leg, _ in steps[i])
-        )
+        balances = self.balances
         book = BalanceBook(balances, now=timezone.now())
         posted, operations = [], []
         for index in items:
@@ -204,6 +245,7 @@ class _Run:
             if refusal is not None:
                 self.refuse(index, refusal)
         self.raise_first_refusal()
+        self.balances = lock_balances(self.ledger.organization_id, balances)
         return self.apply(skip)
 
     def settle_keys(self, repeats: dict[int, int]) -> None:
@@ -243,11 +285,23 @@ def _run(
         replay = idempotency.replay_of(claim, stored)
         if replay is not None:
             return Batch([], replay=replay)
-    run = _Run(ledger, requests, atomic)
+    try:
+        return _attempt(_Run(ledger, requests, atomic), claim, PostingLookups(ledger))
+    except TemplatesChanged:
+        # A template kept in this process changed: everything it planned (and refused) is
+        # forgotten, the transaction was rolled back, and the postings are planned again from
+        # the database.
+        return _attempt(_Run(ledger, requests, atomic), claim, PostingLookups(ledger, cached=False))
+
+
+def _attempt(run: _Run, claim: idempotency.Claim | None, lookups: PostingLookups) -> Batch:
+    ledger, requests, atomic = run.ledger, run.requests, run.atomic
     run.replay_known()
-    run.prepare()
-    run.raise_first_refusal()
+    run.plan(lookups)
+    run.prepare_before_locks()
     if claim is None and not run.open():  # every item replayed or refused: nothing to write
+        lookups.verify_templates()  # a refusal must not come from a changed template
+        run.raise_first_refusal()
         return Batch([o for o in run.outcomes if o is not None])
     record = None
     try:
@@ -262,6 +316,8 @@ def _run(
                     return Batch([], replay=replay)
                 record = taken.mine[claim.key]
             repeats = run.take_keys()
+            run.lock()
+            run.raise_first_refusal()
             run.apply(skip=set(repeats))
             run.raise_first_refusal()
             run.settle_keys(repeats)

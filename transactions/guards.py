@@ -1,6 +1,7 @@
-"""What must be true of the accounts and the instrument of a posting: checked once before the
-locks (an account's asset, flags and status), and once more after them (the ledger, the
-instrument and every touched account still active). Deleting a ledger, an instrument or an
+"""What must be true of the accounts and the instrument of a posting: checked once on the
+accounts as the statement that locks their balances read them (an account's asset, flags and
+status), and once more after the locks (the ledger, the instrument and every touched account
+still active). Deleting a ledger, an instrument or an
 account takes a lock a posting also takes, so a posting that checks after its locks can never
 land in something deleted while it waited."""
 
@@ -30,7 +31,8 @@ def instrument_missing(asset: str) -> LedgerError:
 
 
 def check_account(account: Account, direction: str, asset: str) -> None:
-    """Before the locks: the account holds the asset, is active, and may send or receive."""
+    """The account (as the balance locks read it) holds the asset, is active, and may send or
+    receive."""
     if account.asset_code != asset:
         raise LedgerError(
             ErrorCode.MISMATCHED_ASSET_CODE,

@@ -1,7 +1,9 @@
-"""What postings read before any lock: templates, accounts and parent transactions, each kind
-fetched at most once per request (one query per kind for a single posting and for a whole
-batch), and the plan a template and its variables make. On PostgreSQL a template read once is
-kept in the process and checked, not read, by the accounts' statement.
+"""What postings read: templates, accounts and parent transactions, each kind fetched at most
+once per request (one query per kind for a single posting and for a whole batch), and the plan
+a template and its variables make. Templates and parents are read before any lock; a posting's
+accounts are read by the statement that locks their balances (``lock_accounts``), inside its
+database transaction. On PostgreSQL a template read once is kept in the process and checked,
+not read, by that same statement.
 
 A template is compiled once per text (``templates_dsl.compile`` caches by text), so posting
 never parses."""
@@ -18,12 +20,13 @@ from django.db import connection
 
 from ledgerproject.db import ArrayParam, bind_arrays, pg_array
 from ledgerproject.errors import ErrorCode, LedgerError
-from ledgerproject.rows import Select
-from organizations.models import Account, Ledger
+from ledgerproject.rows import Join, Select
+from organizations.models import Account, Balance, Ledger
 from templates_dsl.ast import Template
 from templates_dsl.compile import compile_template
 from templates_dsl.models import TransactionTemplate
 from templates_dsl.planner import PostingPlan, plan_posting
+from transactions.locking import lock_balances
 from transactions.models import Transaction
 
 # Literal statements on PostgreSQL: the ORM's query compilation was a third of a posting's time
@@ -53,19 +56,42 @@ ACCOUNTS_SQL = Select(Account, "a", ACCOUNTS_FROM, only=POSTING_ACCOUNT_FIELDS)
 # ids are distinct): PostgreSQL plans this in a third of the time a join with unnest() takes
 # (docs/PERFORMANCE.md). The ids it reads by are an ``ArrayParam``, so for a posting's one or
 # few templates the statement keeps its generic plan, as the accounts' list does.
-# In parentheses: a statement of its own, and a value in the accounts' statement.
+# In parentheses: a statement of its own, and a value in the statement that locks the balances.
 FRESH_TEMPLATES = (
     "(SELECT count(*) FROM templates_dsl_transactiontemplate t "
     "WHERE t.organization_id = %s AND t.id = ANY(%s) AND t.deleted_at IS NULL "
     "AND t.updated_at = (%s::timestamptz[])[array_position(%s::uuid[], t.id)])"
 )
-# The accounts and that count: one round trip for both.
-ACCOUNTS_AND_TEMPLATES_SQL = Select(
-    Account, "a", ACCOUNTS_FROM, extra=[FRESH_TEMPLATES], only=POSTING_ACCOUNT_FIELDS
+# The accounts with their balances, the balances locked in balance-id order (the order every
+# lock on balances is taken in, ``transactions.locking``): a posting's one read of its accounts.
+# The join names the organization on both sides, so Citus routes it to one node.
+LOCK_ACCOUNTS_FROM = (
+    "FROM organizations_account a JOIN organizations_balance b "
+    "ON b.organization_id = a.organization_id AND b.account_id = a.id "
+    "WHERE a.organization_id = %s AND a.ledger_id = %s AND a.alias = ANY(%s) "
+    "ORDER BY b.id FOR UPDATE OF b"
+)
+_ACCOUNT_PART = Select(Account, "a", "", only=POSTING_ACCOUNT_FIELDS)
+_BALANCE_PART = Select(Balance, "b", "")
+LOCK_ACCOUNTS_SQL = Join([_ACCOUNT_PART, _BALANCE_PART], LOCK_ACCOUNTS_FROM)
+LOCK_ACCOUNTS_AND_TEMPLATES_SQL = Join(
+    [_ACCOUNT_PART, _BALANCE_PART], LOCK_ACCOUNTS_FROM, extra=[FRESH_TEMPLATES]
 )
 CACHE_SIZE = 4096
 _template_cache: OrderedDict[tuple[uuid.UUID, str], TransactionTemplate] = OrderedDict()
+# The accounts postings read, as they read them (``POSTING_ACCOUNT_FIELDS``), kept so that the
+# next posting naming them is checked before its locks; never trusted without the statement
+# that locks their balances reading them again (``lock_accounts``).
+ACCOUNT_CACHE_SIZE = 65536
+_account_cache: OrderedDict[tuple[uuid.UUID, str], Account] = OrderedDict()
 _cache_lock = threading.Lock()  # a process's threads share the cache
+
+
+def _same_account(held: Account | None, read: Account | None) -> bool:
+    """The same account row with the same values of everything a posting reads of it."""
+    if held is None or read is None:
+        return held is read
+    return all(getattr(held, f.attname) == getattr(read, f.attname) for f in _ACCOUNT_PART.fields)
 
 
 class TemplatesChanged(Exception):
@@ -149,29 +175,98 @@ class PostingLookups:
         return template, plan_posting(compile_template(template.text), variables)
 
     def preload_accounts(self, aliases: Iterable[str]) -> None:
-        """Of the accounts with one alias (deleted ones keep theirs), the active one wins.
-        Cached templates are checked here too, even with no account to read (a plan that
-        refused a posting may have been made from a template changed since)."""
+        """Read the accounts with these aliases that are not held yet, with no lock (a dry run;
+        a posting reads them with ``lock_accounts``). Of the accounts with one alias (deleted
+        ones keep theirs), the active one wins."""
         wanted = set(aliases) - set(self.accounts)
         if not wanted:
-            if self.unverified:
-                self._verify(None)
             return
         self.accounts.update(dict.fromkeys(wanted))
         rows: Iterable[Account]
-        if self.unverified:
-            org = self.organization_id
-            named = ArrayParam(sorted(wanted), "varchar")
-            params = [*self._fresh_params(), org, self.ledger.pk, named]
-            rows = ACCOUNTS_AND_TEMPLATES_SQL.fetch(params)
-            self._verify(rows[0]._extra[0] if rows else None)  # type: ignore[attr-defined]
-        elif connection.vendor == "postgresql":
+        if connection.vendor == "postgresql":
             named = ArrayParam(sorted(wanted), "varchar")
             rows = ACCOUNTS_SQL.fetch([self.organization_id, self.ledger.pk, named])
         else:
             rows = Account.objects.filter(
                 organization_id=self.organization_id, ledger_id=self.ledger.pk, alias__in=wanted
             ).only(*POSTING_ACCOUNT_FIELDS)
+        self._keep(rows)
+
+    def cached_accounts(self, aliases: Iterable[str]) -> bool:
+        """Take the accounts with these aliases from this process's copies, when it holds every
+        one of them (PostgreSQL, a posting that may use copies): a posting is then checked and
+        prepared before its locks, and the statement that locks the balances confirms the copies
+        (``lock_accounts``). False, and nothing taken, when one is missing."""
+        if not self.cached:
+            return False
+        wanted = set(aliases)
+        found = {alias: _account_cache.get((self.ledger.pk, alias)) for alias in wanted}
+        if any(account is None for account in found.values()):
+            return False
+        self.accounts.update(found)
+        return True
+
+    def lock_accounts(self, aliases: Iterable[str]) -> tuple[dict[uuid.UUID, Balance], bool]:
+        """Inside the posting's database transaction: read the accounts with these aliases
+        (as ``preload_accounts``) and lock their balances. Answers the balances by account id
+        and whether the accounts read are the ones already held (``cached_accounts``): if not,
+        they replace them. On PostgreSQL one statement, which also checks the cached templates
+        (``TemplatesChanged``); elsewhere the accounts, then ``lock_balances``."""
+        wanted = set(aliases)
+        if not wanted:
+            if self.unverified:
+                self._verify(None)
+            return {}, True
+        named = ArrayParam(sorted(wanted), "varchar")
+        balances: dict[uuid.UUID, Balance] = {}
+        accounts: list[Account] = []
+        if connection.vendor == "postgresql":
+            if self.unverified:
+                params = [*self._fresh_params(), self.organization_id, self.ledger.pk, named]
+                rows = LOCK_ACCOUNTS_AND_TEMPLATES_SQL.fetch(params)
+                self._verify(rows[0][2][0] if rows else None)
+            else:
+                rows = LOCK_ACCOUNTS_SQL.fetch([self.organization_id, self.ledger.pk, named])
+            for account, balance, _ in rows:
+                accounts.append(account)
+                balances[balance.account_id] = balance
+        else:
+            accounts = list(
+                Account.objects.filter(
+                    organization_id=self.organization_id, ledger_id=self.ledger.pk, alias__in=wanted
+                ).only(*POSTING_ACCOUNT_FIELDS)
+            )
+            balances = lock_balances(self.organization_id, [a.pk for a in accounts])
+        held = {alias: self.accounts.get(alias) for alias in wanted}
+        self.accounts.update(dict.fromkeys(wanted))
+        self._keep(accounts)
+        same = all(_same_account(held[alias], self.accounts[alias]) for alias in wanted)
+        if self.cached:
+            self._remember(wanted)
+        return balances, same
+
+    def _remember(self, aliases: Iterable[str]) -> None:
+        """Keep the accounts read (an alias with no account is forgotten)."""
+        with _cache_lock:
+            for alias in aliases:
+                key = (self.ledger.pk, alias)
+                account = self.accounts[alias]
+                if account is None:
+                    _account_cache.pop(key, None)
+                else:
+                    _account_cache[key] = account
+                    _account_cache.move_to_end(key)
+            while len(_account_cache) > ACCOUNT_CACHE_SIZE:
+                _account_cache.popitem(last=False)
+
+    def verify_templates(self) -> None:
+        """Check the cached templates used so far (``TemplatesChanged``), when nothing else
+        read would check them."""
+        if self.unverified:
+            self._verify(None)
+
+    def _keep(self, rows: Iterable[Account]) -> None:
+        """Of the accounts with one alias (deleted ones keep theirs), the active one wins."""
         for account in rows:
             current = self.accounts[account.alias]
             if current is None or (current.deleted_at is not None and account.deleted_at is None):

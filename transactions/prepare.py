@@ -93,9 +93,11 @@ def prepare(
     lookups: PostingLookups,
     request: PostingRequest,
     planned: tuple[TransactionTemplate | None, PostingPlan],
+    tx_id: uuid.UUID | None = None,
 ) -> Prepared:
     """The transaction and legs of a planned posting; its parent and accounts checked. An
-    inline posting has no template and an empty ``type`` (rendered ``null``)."""
+    inline posting has no template and an empty ``type`` (rendered ``null``). ``tx_id``: the
+    transaction's id when the caller chose it (else a new one)."""
     template, plan = planned
     lookups.check_parent(request.parent_id)
     accounts = lookups.resolve_accounts(leg.alias for leg in plan.legs)
@@ -117,6 +119,7 @@ def prepare(
     pending = plan.pending if request.pending is None else request.pending
     tx = rows.new(
         Transaction,
+        **({} if tx_id is None else {"id": tx_id}),
         expires_at=expiry_of(request, plan, pending=pending),
         organization_id=ledger.organization_id,
         ledger_id=ledger.pk,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import random
+import threading
+import time
 
 import pytest
 from django.core.management import call_command
@@ -12,6 +14,7 @@ from django.db import connection
 
 from tests.concurrency.conftest import run_threads
 from tests.conftest import Api
+from transactions import engine, lookups
 from transactions.models import Transaction
 
 pytestmark = [
@@ -103,6 +106,45 @@ def test_it_posts_once_for_one_idempotency_key(book):
     assert book.available("@alice") == 7
     again = book.api.post(f"{book.url}/transactions", body, HTTP_IDEMPOTENCYKEY="same")
     assert again["Idempotent-Replayed"] == "true"
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["accounts kept", "accounts not kept"])
+def test_a_repeat_while_the_first_runs_is_409_at_once(book, monkeypatch, warm):
+    # The first request is held inside its database transaction, its balances locked. The key
+    # is taken before the balances are locked, so the repeat is refused at once instead of
+    # waiting for the first to commit and then replaying it.
+    body = {"transactionTypeCode": "FUND", "variables": {"amount": 7, "account": "@alice"}}
+    if warm:
+        book.fund("@alice", 1)
+    else:
+        lookups._account_cache.clear()
+    entered, release = threading.Event(), threading.Event()
+    write = engine.write_posting
+
+    def held_write(*args, **kwargs):
+        entered.set()
+        release.wait(timeout=30)
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "write_posting", held_write)
+
+    def work(index, barrier):
+        api = Api(book.api.token)
+        if index == 0:
+            response = api.post(f"{book.url}/transactions", body, HTTP_IDEMPOTENCYKEY="k")
+            return response.status_code, response.json(), None
+        assert entered.wait(timeout=30)
+        started = time.monotonic()
+        response = api.post(f"{book.url}/transactions", body, HTTP_IDEMPOTENCYKEY="k")
+        waited = time.monotonic() - started
+        release.set()
+        return response.status_code, response.json(), waited
+
+    first, repeat = run_threads(2, work)
+    assert first[0] == 201, first
+    assert repeat[0] == 409 and repeat[1]["code"] == "0084", repeat
+    assert repeat[2] < 10, repeat
+    assert book.available("@alice") == 7 + (1 if warm else 0)
 
 
 def _race(book, actions):

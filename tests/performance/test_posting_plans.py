@@ -19,10 +19,8 @@ from tests.conftest import requires_postgres
 pytestmark = requires_postgres()
 
 ACCOUNTS = 500
-STATEMENTS = {
-    "accounts": "FROM organizations_account a WHERE",
-    "balance locks": "FROM organizations_balance b WHERE",
-}
+# One statement reads a posting's accounts and locks their balances (``lookups.lock_accounts``).
+STATEMENTS = {"accounts and balance locks": "JOIN organizations_balance b ON"}
 
 
 def _plans() -> dict[str, tuple[int, int]]:
