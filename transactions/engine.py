@@ -16,7 +16,7 @@ A single posting is a batch of one, atomic: there is no second path. Commit, rev
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -32,7 +32,7 @@ from transactions.guards import Guard, check_instrument, guard_refusal
 from transactions.locking import lock_balances
 from transactions.lookups import PostingLookups, TemplatesChanged
 from transactions.models import IdempotencyKey
-from transactions.money import BalanceBook, Step
+from transactions.money import DEBIT, BalanceBook, Step
 from transactions.prepare import (
     Batch,
     ItemRefused,
@@ -62,6 +62,7 @@ class _Run:
         self.balances: dict[uuid.UUID, Balance] = {}
         self.lookups: PostingLookups
         self.tx_ids: dict[int, uuid.UUID] = {}
+        self.key_refused: set[int] = set()  # refused by their keys (in flight, or mismatched)
         self.early = False  # prepared before the locks, from accounts kept in this process
 
     def refuse(self, index: int, error: LedgerError) -> None:
@@ -119,15 +120,32 @@ class _Run:
             pid for i in self.planned if (pid := self.requests[i].parent_id) is not None
         )
 
-    def aliases(self) -> set[str]:
-        """The accounts the open planned items name (a replayed or refused one locks nothing:
-        a repeat refused while its first runs must not wait for the first's balances)."""
-        return {
-            leg.alias
-            for index, (_, plan) in self.planned.items()
-            if self.outcomes[index] is None
-            for leg in plan.legs
-        }
+    def aliases(self, *, written: bool = False) -> set[str]:
+        """The accounts the open planned items name; ``written``: only those whose balances
+        they change (a pending posting holds on its sources and leaves its destinations
+        alone, so it does not lock them). A replayed or refused item names none: a repeat
+        refused while its first runs must not wait for the first's balances."""
+        names: set[str] = set()
+        for index, (_, plan) in self.planned.items():
+            if self.outcomes[index] is not None:
+                continue
+            pending = self.requests[index].pending
+            holds = plan.pending if pending is None else pending
+            names.update(
+                leg.alias for leg in plan.legs if not (written and holds and leg.direction != DEBIT)
+            )
+        return names
+
+    def refuse_before_locks(self) -> None:
+        """An atomic batch with an item refused by now is refused, with no key taken and no
+        lock: by the lowest refused item, the others' accounts read and checked first (with no
+        lock, as a dry run reads them), so that a lower item's refusal wins."""
+        if not (self.atomic and self.refused):
+            return
+        self.lookups.verify_templates()  # a refusal must not come from a changed template
+        self.lookups.preload_accounts(self.aliases())
+        self.prepare()
+        self.raise_first_refusal()
 
     def prepare_before_locks(self) -> None:
         """When this process holds a copy of every account the planned items name, check and
@@ -148,28 +166,46 @@ class _Run:
         self.early = not refused
 
     def lock(self) -> None:
-        """Inside the database transaction, after the keys: the planned items' accounts read
-        and their balances locked, in one statement (a cached template found changed raises
-        ``TemplatesChanged`` before anything is written); then each open item checked and
-        prepared with the accounts read, unless it was before the locks with the same ones."""
-        self.balances, same = self.lookups.lock_accounts(self.aliases())
+        """Inside the database transaction, after the keys: the planned items' accounts read,
+        and the balances they change locked, in one statement (a cached template found
+        changed raises ``TemplatesChanged`` before anything is written); then the items
+        checked and prepared with the accounts read, unless they were before the locks with
+        the same ones. Those checks come before the keys' refusals, as they would have had
+        the accounts been read before the keys were taken: an item whose key was refused is
+        checked too, and its own refusal replaces the key's; an atomic batch with a refused
+        item is refused by the lowest such item."""
+        read = self.aliases() | {
+            leg.alias for i in self.key_refused for leg in self.planned[i][1].legs
+        }
+        self.balances, same = self.lookups.lock_accounts(self.aliases(written=True), read)
         if self.early and same:
             return
         self.early = False
         self.prepared.clear()
-        self.prepare()
+        refused = self.prepare(also=self.key_refused)
+        if self.atomic and refused:
+            index = min(refused)
+            raise ItemRefused(index, self.refused[index])
 
-    def prepare(self) -> None:
-        """Each open planned item's transaction and legs, its parent and accounts checked."""
+    def prepare(self, also: Collection[int] = ()) -> set[int]:
+        """Each open planned item's transaction and legs, its parent and accounts checked
+        (and those of the items in ``also``: what they refuse replaces their refusal, and
+        they stay unprepared otherwise). Answers the items it refused."""
+        refused = set()
         for index, pair in self.planned.items():
-            if self.outcomes[index] is not None:  # replayed or refused since it was planned
-                continue
+            if self.outcomes[index] is not None and index not in also:
+                continue  # replayed or refused since it was planned
             try:
-                self.prepared[index] = prepare(
+                prepared = prepare(
                     self.ledger, self.lookups, self.requests[index], pair, self.tx_ids[index]
                 )
             except LedgerError as error:
                 self.refuse(index, error)
+                refused.add(index)
+            else:
+                if index not in also:
+                    self.prepared[index] = prepared
+        return refused
 
     def take_keys(self) -> dict[int, int]:
         """Take the items' keys, writing their rows; answer ``{index: earlier index}`` for
@@ -183,6 +219,7 @@ class _Run:
                 first[claim.key] = index
             elif self.requests[first[claim.key]].claim != claim:
                 self.refuse(index, idempotency.mismatch())
+                self.key_refused.add(index)
             else:
                 repeats[index] = first[claim.key]
         rows = []
@@ -195,6 +232,7 @@ class _Run:
         for key, index in first.items():
             if key in taken.busy:
                 self.refuse(index, idempotency.running())
+                self.key_refused.add(index)
             elif key in taken.mine:
                 self.records[index] = taken.mine[key]
         return repeats
@@ -298,6 +336,7 @@ def _attempt(run: _Run, claim: idempotency.Claim | None, lookups: PostingLookups
     ledger, requests, atomic = run.ledger, run.requests, run.atomic
     run.replay_known()
     run.plan(lookups)
+    run.refuse_before_locks()
     run.prepare_before_locks()
     if claim is None and not run.open():  # every item replayed or refused: nothing to write
         lookups.verify_templates()  # a refusal must not come from a changed template
@@ -317,7 +356,6 @@ def _attempt(run: _Run, claim: idempotency.Claim | None, lookups: PostingLookups
                 record = taken.mine[claim.key]
             repeats = run.take_keys()
             run.lock()
-            run.raise_first_refusal()
             run.apply(skip=set(repeats))
             run.raise_first_refusal()
             run.settle_keys(repeats)

@@ -206,40 +206,46 @@ class PostingLookups:
         self.accounts.update(found)
         return True
 
-    def lock_accounts(self, aliases: Iterable[str]) -> tuple[dict[uuid.UUID, Balance], bool]:
-        """Inside the posting's database transaction: read the accounts with these aliases
-        (as ``preload_accounts``) and lock their balances. Answers the balances by account id
-        and whether the accounts read are the ones already held (``cached_accounts``): if not,
-        they replace them. On PostgreSQL one statement, which also checks the cached templates
-        (``TemplatesChanged``); elsewhere the accounts, then ``lock_balances``."""
-        wanted = set(aliases)
-        if not wanted:
-            if self.unverified:
-                self._verify(None)
-            return {}, True
-        named = ArrayParam(sorted(wanted), "varchar")
+    def lock_accounts(
+        self, locked: Iterable[str], read: Iterable[str] = ()
+    ) -> tuple[dict[uuid.UUID, Balance], bool]:
+        """Inside the posting's database transaction: read the accounts with the aliases
+        ``locked`` and lock their balances; read those with the aliases only in ``read`` too
+        (no lock: an account whose balance the postings leave alone). Of several accounts with
+        one alias the active one wins. Answers the locked balances by account id, and whether
+        the accounts read are the ones already held (``cached_accounts``): if not, they replace
+        them. On PostgreSQL the locked ones are one statement, which also checks the cached
+        templates (``TemplatesChanged``); elsewhere the accounts, then ``lock_balances``."""
+        to_lock = set(locked)
+        wanted = to_lock | set(read)
+        held = {alias: self.accounts.get(alias) for alias in wanted}
+        for alias in wanted:
+            self.accounts.pop(alias, None)
         balances: dict[uuid.UUID, Balance] = {}
-        accounts: list[Account] = []
-        if connection.vendor == "postgresql":
+        if to_lock and connection.vendor == "postgresql":
+            named = ArrayParam(sorted(to_lock), "varchar")
             if self.unverified:
                 params = [*self._fresh_params(), self.organization_id, self.ledger.pk, named]
                 rows = LOCK_ACCOUNTS_AND_TEMPLATES_SQL.fetch(params)
                 self._verify(rows[0][2][0] if rows else None)
             else:
                 rows = LOCK_ACCOUNTS_SQL.fetch([self.organization_id, self.ledger.pk, named])
-            for account, balance, _ in rows:
-                accounts.append(account)
-                balances[balance.account_id] = balance
-        else:
+            self.accounts.update(dict.fromkeys(to_lock))
+            self._keep(account for account, _, _ in rows)
+            balances = {balance.account_id: balance for _, balance, _ in rows}
+        elif to_lock:
+            self.accounts.update(dict.fromkeys(to_lock))
             accounts = list(
                 Account.objects.filter(
-                    organization_id=self.organization_id, ledger_id=self.ledger.pk, alias__in=wanted
+                    organization_id=self.organization_id,
+                    ledger_id=self.ledger.pk,
+                    alias__in=to_lock,
                 ).only(*POSTING_ACCOUNT_FIELDS)
             )
+            self._keep(accounts)
             balances = lock_balances(self.organization_id, [a.pk for a in accounts])
-        held = {alias: self.accounts.get(alias) for alias in wanted}
-        self.accounts.update(dict.fromkeys(wanted))
-        self._keep(accounts)
+        self.verify_templates()
+        self.preload_accounts(wanted - to_lock)
         same = all(_same_account(held[alias], self.accounts[alias]) for alias in wanted)
         if self.cached:
             self._remember(wanted)

@@ -10,8 +10,9 @@ import time
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, transaction
 
+from organizations.models import Balance
 from tests.concurrency.conftest import run_threads
 from tests.conftest import Api
 from transactions import engine, lookups
@@ -145,6 +146,52 @@ def test_a_repeat_while_the_first_runs_is_409_at_once(book, monkeypatch, warm):
     assert repeat[0] == 409 and repeat[1]["code"] == "0084", repeat
     assert repeat[2] < 10, repeat
     assert book.available("@alice") == 7 + (1 if warm else 0)
+
+
+def _while_locked(book, alias, call):
+    """``call()`` while another connection holds ``alias``'s balance row locked; answers its
+    response and how long it took (the lock is let go once it answered, or after 30 s)."""
+    held, done = threading.Event(), threading.Event()
+
+    def work(index, barrier):
+        if index == 0:
+            with transaction.atomic():
+                Balance.objects.select_for_update().get(account__alias=alias)
+                held.set()
+                done.wait(timeout=30)
+            return None
+        assert held.wait(timeout=30)
+        started = time.monotonic()
+        try:
+            response = call()
+        finally:
+            done.set()
+        return response, time.monotonic() - started
+
+    return run_threads(2, work)[1]
+
+
+def test_a_pending_posting_does_not_wait_for_its_destinations_balance(book):
+    # A hold changes only its source's balance, so it locks only that one: many holds paying
+    # one merchant run side by side.
+    book.fund("@alice", 10_000)
+    response, waited = _while_locked(book, "@bob", lambda: book.pay(100, 1, pending=True))
+    assert response.status_code == 201, response.content
+    assert waited < 10, waited
+    assert book.balance("@alice")["onHold"] == 101
+
+
+def test_an_atomic_batch_refused_before_its_locks_waits_for_none(book):
+    book.fund("@alice", 10_000)
+    items = [
+        {"transactionTypeCode": "FUND", "variables": {"amount": 5, "account": "@alice"}},
+        {"transactionTypeCode": "NO_SUCH_TEMPLATE", "variables": {}},
+    ]
+    url = f"{book.url}/transactions/batch"
+    call = lambda: book.api.post(url, {"transactions": items, "atomic": True})  # noqa: E731
+    response, waited = _while_locked(book, "@alice", call)
+    assert response.status_code == 404 and response.json()["fields"]["index"] == "1"
+    assert waited < 10, waited
 
 
 def _race(book, actions):

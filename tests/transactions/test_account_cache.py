@@ -61,9 +61,9 @@ def test_a_posting_with_kept_accounts_is_prepared_before_its_locks(paid, monkeyp
         steps.append("prepare")
         return prepare(*args, **kwargs)
 
-    def spy_lock(self: Any, aliases: Any) -> Any:
+    def spy_lock(self: Any, *args: Any) -> Any:
         steps.append("lock")
-        return lock(self, aliases)
+        return lock(self, *args)
 
     monkeypatch.setattr(engine, "prepare", spy_prepare)
     monkeypatch.setattr(lookups.PostingLookups, "lock_accounts", spy_lock)

@@ -14,6 +14,7 @@ from django.test.utils import CaptureQueriesContext
 
 from tests.concurrency.conftest import run_threads
 from tests.conftest import Api, assert_error
+from transactions import lookups
 from transactions.models import IdempotencyKey, Transaction
 
 
@@ -264,3 +265,41 @@ def test_concurrent_overlapping_batches_neither_deadlock_nor_lose_updates(book):
     assert sum(book.available(a) for a in aliases) == 8 * 100_000
     assert Transaction.objects.filter(type="PAYMENT_WITH_FEE").count() == 6 * 5 * 40
     check_ledger()
+
+
+def _accounts(book, warm: bool) -> None:
+    """@alice funded; with ``warm``, every account of a payment kept by this process (a
+    payment posted), else none kept."""
+    book.fund("@alice", 10_000)
+    if warm:
+        assert book.pay(1, 0).status_code == 201
+    else:
+        lookups._account_cache.clear()
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["accounts kept", "accounts not kept"])
+def test_an_atomic_batch_answers_a_lower_items_funds_before_a_later_items_key(book, warm):
+    # Item 1 repeats item 0's key with another body (refused when the keys are taken); item 0
+    # cannot be paid (refused when the legs are applied): the lowest index answers.
+    _accounts(book, warm)
+    items = [pay(1_000_000, idempotencyKey="k"), pay(1, idempotencyKey="k")]
+    body = assert_error(post_batch(book, items), 422, "0018")
+    assert body["fields"]["index"] == "0"
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["accounts kept", "accounts not kept"])
+def test_an_item_whose_key_is_refused_answers_its_own_account_refusal(book, warm):
+    # Item 1 repeats item 0's key with another body, and pays an account that may not receive:
+    # its accounts are checked as if before its key was taken, so the account's refusal.
+    _accounts(book, warm)
+    bob = book.accounts["@bob"]["id"]
+    assert (
+        book.api.patch(f"{book.url}/accounts/{bob}", {"allowReceiving": False}).status_code == 200
+    )
+    items = [fund("@alice", 5, idempotencyKey="k"), pay(1, idempotencyKey="k")]
+    body = assert_error(post_batch(book, items), 422, "0024")
+    assert body["fields"]["index"] == "1"
+    answer = post_batch(book, items, atomic=False)  # each on its own: the same answer for it
+    assert answer.status_code == 200, answer.content
+    assert [item["status"] for item in answer.json()] == [201, 422]
+    assert answer.json()[1]["error"]["code"] == "0024"

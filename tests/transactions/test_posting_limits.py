@@ -10,6 +10,11 @@ from tests.conftest import assert_error
 from tests.templates_dsl.test_limits import best_of, wide_template
 from transactions.models import Transaction
 
+# The fastest of seven tries: `.ci/run` runs the PostgreSQL and SQLite suites at once on two
+# cores, and three tries of these requests all landed behind the other suite (121 and 137 ms,
+# against 26 to 54 ms alone on the same commit). The bound on the request's cost is unchanged.
+TRIES = 7
+
 
 def test_a_worst_case_dry_run_costs_under_100_ms(book, read_only_api):
     """The largest template the limits allow, and a 1 MiB dry run (read-only token) naming its
@@ -27,7 +32,7 @@ def test_a_worst_case_dry_run_costs_under_100_ms(book, read_only_api):
         response = read_only_api.post(url, raw, content_type="application/json")
         assert_error(response, 400, "0047")
 
-    assert best_of(3, attack) < 0.1
+    assert best_of(TRIES, attack) < 0.1
 
 
 def test_a_valid_dry_run_at_the_limits_costs_under_100_ms(book, read_only_api):
@@ -53,5 +58,5 @@ def test_a_valid_dry_run_at_the_limits_costs_under_100_ms(book, read_only_api):
     def run():
         assert read_only_api.post(url, raw, content_type="application/json").status_code == 200
 
-    assert best_of(3, run) < 0.1
+    assert best_of(TRIES, run) < 0.1
     assert not Transaction.objects.exists()
