@@ -12,7 +12,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection, transaction
 
-from organizations.models import Balance
+from organizations.models import Account, Balance
 from tests.concurrency.conftest import run_threads
 from tests.conftest import Api
 from transactions import engine, lookups
@@ -155,8 +155,11 @@ def _while_locked(book, alias, call):
 
     def work(index, barrier):
         if index == 0:
-            with transaction.atomic():
-                Balance.objects.select_for_update().get(account__alias=alias)
+            account = Account.objects.get(alias=alias)
+            with transaction.atomic():  # by the organization: Citus routes the lock to its node
+                Balance.objects.select_for_update().get(
+                    organization_id=account.organization_id, account_id=account.pk
+                )
                 held.set()
                 done.wait(timeout=30)
             return None
