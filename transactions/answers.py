@@ -1,15 +1,16 @@
 """The answers of postings, rendered once: by the API's views and by ``post_transaction``.
 
 A fresh outcome is rendered with the API's transaction renderer, after COMMIT, and the rendering
-is recorded on the idempotency key written with it (``engine.record_answers``), so a replay
+is recorded on the idempotency key written with it (``record_answers``), so a replay
 answers the very same body. A key whose answer was never recorded (the process died between
 COMMIT and that write) is answered from what it references."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from transactions import engine
+from transactions import engine, idempotency
 from transactions.models import IdempotencyKey, Operation, Transaction
 from transactions.serializers import transaction_data
 
@@ -37,6 +38,14 @@ def replayed_body(record: IdempotencyKey) -> Any:
     return [_batch_item(i, status, body, False) for i, (status, body) in enumerate(items)]
 
 
+def record_answers(
+    outcomes: Sequence[engine.Outcome | engine.Batch], bodies: Sequence[Any]
+) -> None:
+    """After COMMIT: keep the answers rendered on the key rows written with them."""
+    pairs = [(o.record, body) for o, body in zip(outcomes, bodies, strict=True) if o.record]
+    idempotency.record_answers([r for r, _ in pairs], [b for _, b in pairs])
+
+
 def _rendered(outcome: engine.Outcome) -> Any:
     """A posted transaction as the API renders it: the rendering the engine made for its
     event when there is one (the same function's output, as plain JSON), else rendered now."""
@@ -51,7 +60,7 @@ def posting(outcome: engine.Outcome) -> tuple[int, Any, bool]:
     if outcome.replay is not None:
         return outcome.replay.response_status, replayed_body(outcome.replay), True
     body = _rendered(outcome)
-    engine.record_answers([outcome], [body])
+    record_answers([outcome], [body])
     return outcome.status, body, False
 
 
@@ -97,5 +106,5 @@ def batch(result: engine.Batch, *, atomic: bool) -> tuple[int, Any, bool]:
             _batch_item(i, o.status, b, o.replay is not None)
             for i, (o, b) in enumerate(zip(result.outcomes, rendered, strict=True))
         ]
-    engine.record_answers([*result.outcomes, result], [*rendered, answer])  # one statement
+    record_answers([*result.outcomes, result], [*rendered, answer])  # one statement
     return (201 if atomic else 200), answer, False

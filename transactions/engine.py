@@ -7,7 +7,8 @@ durable database transaction: the accounts read and their balances locked in bal
 in one statement (``PostingLookups.lock_accounts``) -> checks (accounts' asset, status and
 flags) -> idempotency keys taken -> the legs applied to the balances in memory
 (``money.BalanceBook``) -> one guarded write of transactions, operations and balances -> the
-caller renders the answer, once, after COMMIT, and records it on the key (``record_answers``).
+caller renders the answer, once, after COMMIT, and records it on the key
+(``answers.record_answers``).
 
 A single posting is a batch of one, atomic: there is no second path. Commit, revert and cancel
 (``transactions.states``) lock the transaction first, then apply the same book and write.
@@ -28,11 +29,12 @@ from organizations.models import Balance, Ledger
 from organizations.services import ensure_ledger_active
 from outbox import events
 from transactions import idempotency
-from transactions.guards import Guard, check_instrument, guard_refusal
+from transactions.dry_run import simulate
+from transactions.guards import Guard, guard_refusal
 from transactions.locking import lock_balances
 from transactions.lookups import PostingLookups, TemplatesChanged
 from transactions.models import IdempotencyKey
-from transactions.money import DEBIT, BalanceBook, Step
+from transactions.money import DEBIT, BalanceBook
 from transactions.prepare import (
     Batch,
     ItemRefused,
@@ -40,6 +42,7 @@ from transactions.prepare import (
     PostingRequest,
     Prepared,
     attach_operations,
+    balances_of,
     item_error,
     opening_steps,
     prepare,
@@ -305,10 +308,6 @@ class _Run:
             )
 
 
-def balances_of(steps: list[Step]) -> list[uuid.UUID]:
-    return [leg.account_id for leg, _ in steps]
-
-
 def _run(
     ledger: Ledger,
     requests: Sequence[PostingRequest],
@@ -362,7 +361,7 @@ def _attempt(run: _Run, claim: idempotency.Claim | None, lookups: PostingLookups
             outcomes = [o for o in run.outcomes if o is not None]
             assert len(outcomes) == len(requests)
             if record is not None:
-                idempotency.keep_outcome(record, [_outcome_row(o) for o in outcomes])
+                idempotency.keep_outcome(record, [o.key_row() for o in outcomes])
     except IntegrityError as exc:
         if idempotency.is_conflict(exc):
             raise idempotency.running() from exc
@@ -370,18 +369,10 @@ def _attempt(run: _Run, claim: idempotency.Claim | None, lookups: PostingLookups
     return Batch(outcomes, record=record)
 
 
-def _outcome_row(outcome: Outcome) -> dict[str, Any]:
-    """What a batch key replays from if its rendered answer was never recorded."""
-    if outcome.error is not None:
-        return {"status": outcome.status, "error": outcome.error.as_body()}
-    tx = outcome.transaction or (outcome.replay.transaction if outcome.replay else None)
-    return {"status": outcome.status, "transactionId": str(tx.pk) if tx else None}
-
-
 def post(ledger: Ledger, request: PostingRequest, *, dry_run: bool = False) -> Outcome:
     """Post one transaction (a batch of one): a 201 outcome or a replay; refusals raise."""
     if dry_run:
-        return _dry_run(ledger, request)
+        return simulate(ledger, request)
     try:
         (outcome,) = _run(ledger, [request], atomic=True).outcomes
     except ItemRefused as refused:
@@ -407,29 +398,3 @@ def post_batch(
         return _run(ledger, requests, atomic=atomic, claim=claim)
     except ItemRefused as refused:
         raise item_error(refused.index, refused.error) from None
-
-
-def _dry_run(ledger: Ledger, request: PostingRequest) -> Outcome:
-    """Every check of a posting and the operations it would write; nothing is written."""
-    ensure_ledger_active(ledger)
-    lookups = PostingLookups(ledger, cached=False)
-    planned = lookups.plan(request.template_code, request.variables, request.inline)
-    prepared = prepare(ledger, lookups, request, planned)
-    tx = prepared.transaction
-    steps = opening_steps(tx, prepared.legs)
-    check_instrument(ledger, tx.asset_code)
-    balances = {
-        b.account_id: b
-        for b in Balance.objects.filter(
-            organization_id=ledger.organization_id, account_id__in=balances_of(steps)
-        )
-    }
-    tx.created_at = tx.updated_at = timezone.now()
-    operations = BalanceBook(balances, now=tx.created_at).apply_all(tx, steps)
-    return Outcome(200, transaction=attach_operations(tx, operations))
-
-
-def record_answers(outcomes: Sequence[Outcome | Batch], bodies: Sequence[Any]) -> None:
-    """After COMMIT: keep the answers the caller rendered on the key rows written with them."""
-    pairs = [(o.record, body) for o, body in zip(outcomes, bodies, strict=True) if o.record]
-    idempotency.record_answers([r for r, _ in pairs], [b for _, b in pairs])

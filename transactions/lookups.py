@@ -233,17 +233,10 @@ class PostingLookups:
             self.accounts.update(dict.fromkeys(to_lock))
             self._keep(account for account, _, _ in rows)
             balances = {balance.account_id: balance for _, balance, _ in rows}
-        elif to_lock:
-            self.accounts.update(dict.fromkeys(to_lock))
-            accounts = list(
-                Account.objects.filter(
-                    organization_id=self.organization_id,
-                    ledger_id=self.ledger.pk,
-                    alias__in=to_lock,
-                ).only(*POSTING_ACCOUNT_FIELDS)
-            )
-            self._keep(accounts)
-            balances = lock_balances(self.organization_id, [a.pk for a in accounts])
+        elif to_lock:  # SQLite serializes writers: the accounts, then their balances
+            self.preload_accounts(to_lock)
+            found = [a.pk for alias in to_lock if (a := self.accounts[alias]) is not None]
+            balances = lock_balances(self.organization_id, found)
         self.verify_templates()
         self.preload_accounts(wanted - to_lock)
         same = all(_same_account(held[alias], self.accounts[alias]) for alias in wanted)

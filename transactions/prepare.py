@@ -59,6 +59,13 @@ class Outcome:
     def ok(self) -> bool:
         return self.status < 400
 
+    def key_row(self) -> dict[str, Any]:
+        """What a batch key replays from if its rendered answer was never recorded."""
+        if self.error is not None:
+            return {"status": self.status, "error": self.error.as_body()}
+        tx = self.transaction or (self.replay.transaction if self.replay else None)
+        return {"status": self.status, "transactionId": str(tx.pk) if tx else None}
+
 
 @dataclass
 class Batch:
@@ -167,6 +174,11 @@ def opening_steps(tx: Transaction, legs: list[Leg]) -> list[Step]:
     if tx.status == Transaction.PRE_APPROVED:
         return [(leg, Operation.HOLD) for leg in legs if leg.direction == DEBIT]
     return [(leg, Operation.POST) for leg in legs]
+
+
+def balances_of(steps: list[Step]) -> list[uuid.UUID]:
+    """The accounts whose balances these steps move."""
+    return [leg.account_id for leg, _ in steps]
 
 
 def attach_operations(tx: Transaction, operations: list[Operation]) -> Transaction:
