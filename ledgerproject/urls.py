@@ -8,10 +8,12 @@ from django.views.generic import TemplateView
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
 from ledgerproject.api.views import UnknownEndpointView, health
+from transactions.urls import transaction_routes
 
 public: dict[str, list[Any]] = {"authentication_classes": [], "permission_classes": []}
 
 urlpatterns = [
+    path("v1/", include(transaction_routes)),  # first: postings are most of the traffic
     path("", TemplateView.as_view(template_name="home.html"), name="home"),
     path("admin/", admin.site.urls),
     path("health", health, name="health"),

@@ -8,7 +8,9 @@ LEDGER = "organizations/<str:organization_id>/ledgers/<str:ledger_id>"
 TX = f"{LEDGER}/transactions"
 ACCOUNT = f"{LEDGER}/accounts/<str:account_id>"
 
-urlpatterns = [
+# The transactions' own routes, matched before any other (``ledgerproject.urls``): postings are
+# most of the traffic, and no other route matches a path under .../transactions.
+transaction_routes = [
     path(TX, views.TransactionCollection.as_view()),
     path(f"{TX}/batch", views.TransactionBatch.as_view()),
     path(f"{TX}/dsl", views.TransactionInlineDsl.as_view()),
@@ -17,6 +19,8 @@ urlpatterns = [
     path(f"{TX}/<str:transaction_id>/commit", views.TransactionCommit.as_view(action="commit")),
     path(f"{TX}/<str:transaction_id>/revert", views.TransactionAction.as_view(action="revert")),
     path(f"{TX}/<str:transaction_id>/cancel", views.TransactionAction.as_view(action="cancel")),
+]
+urlpatterns = [
     path(f"{ACCOUNT}/transactions", views.AccountTransactions.as_view()),
     path(f"{ACCOUNT}/operations", views.AccountOperations.as_view()),
     path(f"{ACCOUNT}/balance", views.AccountBalanceAt.as_view()),
