@@ -185,6 +185,10 @@ class AuthEpoch(models.Model):
         verbose_name = "authentication epoch"
 
 
+# The epoch as a value in a statement (the token's, the ledger's, the one that locks balances).
+EPOCH_SQL = "(SELECT value FROM organizations_authepoch WHERE id = 1)"
+
+
 def within_overdraft() -> GreaterThanOrEqual:
     """``available + overdraft_limit >= 0``, both at the balance's scale: exact on PostgreSQL
     (``numeric(38, 0)``). On SQLite, which stores these columns as text, the sum is computed on

@@ -12,7 +12,8 @@ from django.db.models import F, Q, QuerySet
 from ledgerproject.db import pg_array
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.rows import Select
-from organizations.models import Account, Balance, Ledger, Organization
+from organizations import ledger_copies
+from organizations.models import EPOCH_SQL, Account, Balance, Ledger, Organization
 
 
 def not_found(what: str = "resource") -> LedgerError:
@@ -65,7 +66,7 @@ LEDGER_WITH_ORGANIZATION_SQL = Select(
     "FROM (SELECT 1) AS one LEFT JOIN (organizations_ledger l "
     "JOIN organizations_organization o ON o.id = l.organization_id "
     "AND l.id = %s AND l.organization_id = %s AND (%s OR o.path LIKE ANY(%s::text[]))) ON true",
-    extra=["o.path", "(SELECT value FROM organizations_authepoch WHERE id = 1)"],
+    extra=["o.path", EPOCH_SQL],
 )
 
 
@@ -97,6 +98,7 @@ def ledger_lookup(
         connection.alias, ["id", "path"], [ledger.organization_id, path]
     )
     ledger.organization = organization
+    ledger_copies.keep(organization, ledger, epoch)
     return (organization, ledger), epoch
 
 

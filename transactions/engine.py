@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from ledgerproject.db import new_id
 from ledgerproject.errors import ErrorCode, LedgerError
+from organizations import ledger_copies
 from organizations.models import Balance, Ledger
 from organizations.services import ensure_ledger_active
 from outbox import events
@@ -270,6 +271,7 @@ class _Run:
         guard = Guard.of(
             self.ledger, (self.prepared[i].transaction.asset_code for i in posted), touched
         )
+        ledger_copies.confirm_now(self.ledger)  # nothing is written from an unconfirmed copy
         txs = [self.prepared[i].transaction for i in posted]
         posted_events = [events.build(events.TRANSACTION_POSTED, tx) for tx in txs]
         balance_rows = [balances[a] for a in touched]

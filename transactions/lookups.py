@@ -21,6 +21,7 @@ from django.db import connection
 from ledgerproject.db import ArrayParam, bind_arrays, pg_array
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.rows import Join, Select
+from organizations import ledger_copies
 from organizations.models import Account, Balance, Ledger
 from templates_dsl.ast import Template
 from templates_dsl.compile import compile_template
@@ -73,10 +74,20 @@ LOCK_ACCOUNTS_FROM = (
 )
 _ACCOUNT_PART = Select(Account, "a", "", only=POSTING_ACCOUNT_FIELDS)
 _BALANCE_PART = Select(Balance, "b", "")
-LOCK_ACCOUNTS_SQL = Join([_ACCOUNT_PART, _BALANCE_PART], LOCK_ACCOUNTS_FROM)
-LOCK_ACCOUNTS_AND_TEMPLATES_SQL = Join(
-    [_ACCOUNT_PART, _BALANCE_PART], LOCK_ACCOUNTS_FROM, extra=[FRESH_TEMPLATES]
-)
+# Its extra values, each when needed: whether the cached templates are unchanged, and what
+# confirms a ledger kept by the process (``organizations.ledger_copies``).
+LOCK_ACCOUNTS_SQL = {
+    (templates, copy): Join(
+        [_ACCOUNT_PART, _BALANCE_PART],
+        LOCK_ACCOUNTS_FROM,
+        extra=[
+            *(ledger_copies.confirm_columns() if copy else ()),
+            *([FRESH_TEMPLATES] * templates),
+        ],
+    )
+    for templates in (False, True)
+    for copy in (False, True)
+}
 CACHE_SIZE = 4096
 _template_cache: OrderedDict[tuple[uuid.UUID, str], TransactionTemplate] = OrderedDict()
 # The accounts postings read, as they read them (``POSTING_ACCOUNT_FIELDS``), kept so that the
@@ -224,12 +235,21 @@ class PostingLookups:
         balances: dict[uuid.UUID, Balance] = {}
         if to_lock and connection.vendor == "postgresql":
             named = ArrayParam(sorted(to_lock), "varchar")
-            if self.unverified:
-                params = [*self._fresh_params(), self.organization_id, self.ledger.pk, named]
-                rows = LOCK_ACCOUNTS_AND_TEMPLATES_SQL.fetch(params)
-                self._verify(rows[0][2][0] if rows else None)
-            else:
-                rows = LOCK_ACCOUNTS_SQL.fetch([self.organization_id, self.ledger.pk, named])
+            copy = ledger_copies.check_of(self.ledger) is not None
+            templates = bool(self.unverified)
+            params = [
+                *(ledger_copies.confirm_params(self.ledger) if copy else ()),
+                *(self._fresh_params() if templates else ()),
+                self.organization_id,
+                self.ledger.pk,
+                named,
+            ]
+            rows = LOCK_ACCOUNTS_SQL[templates, copy].fetch(params)
+            extra = rows[0][2] if rows else None
+            if copy and extra is not None:  # (with no row, the engine confirms before writing)
+                ledger_copies.confirm(self.ledger, *extra[:2])
+            if templates:
+                self._verify(extra[-1] if extra is not None else None)
             self.accounts.update(dict.fromkeys(to_lock))
             self._keep(account for account, _, _ in rows)
             balances = {balance.account_id: balance for _, balance, _ in rows}

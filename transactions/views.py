@@ -124,6 +124,7 @@ def posting_request(data: dict[str, Any], claim: idempotency.Claim | None = None
 
 class TransactionCollection(ScopedAPIView):
     dry_run_is_read = True
+    posts_from_copies = True
 
     @extend_schema(parameters=LIST_PARAMS, responses={200: TransactionOut(many=True), **ERRORS})
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -154,6 +155,8 @@ class TransactionInlineDsl(ScopedAPIView):
     template uses no variables; ``application/json``: ``{"dsl": text, "variables": {...}}``
     plus the options of any posting."""
 
+    posts_from_copies = True
+
     @extend_schema(
         operation_id="transactions_inline_dsl",
         request={"application/json": InlineDslIn, "text/plain": inline_schema.DSL_TEXT},
@@ -173,6 +176,8 @@ class TransactionInlineDsl(ScopedAPIView):
 class TransactionInlineJson(ScopedAPIView):
     """``POST .../transactions/json``: a posting whose template is in the request, as JSON
     that maps one to one onto the template's syntax tree (``templates_dsl.inline``)."""
+
+    posts_from_copies = True
 
     @extend_schema(
         operation_id="transactions_inline_json",
@@ -220,6 +225,8 @@ def _batch_item(item: Any, ttl: int) -> engine.PostingRequest:
 
 class TransactionBatch(ScopedAPIView):
     """POST .../transactions/batch: up to 1,000 postings, atomic (201) or each on its own (200)."""
+
+    posts_from_copies = True
 
     @extend_schema(
         request=TransactionBatchIn,

@@ -13,7 +13,7 @@ from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
 from ledgerproject.rows import Select
-from organizations.models import ApiToken
+from organizations.models import EPOCH_SQL, ApiToken
 from organizations.tokens import secret_matches, split_prefix
 
 
@@ -55,7 +55,6 @@ class TokenPrincipal:
         return f"token:{self.token.name}"
 
 
-EPOCH_SQL = "(SELECT value FROM organizations_authepoch WHERE id = 1)"
 TOKEN_SQL = Select(
     ApiToken,
     "t",

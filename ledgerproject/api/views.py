@@ -27,6 +27,7 @@ from ledgerproject.api.filters import known_filters, run_filterset
 from ledgerproject.api.pagination import KeysetPage
 from ledgerproject.api.serializers import InputSerializer, validated
 from ledgerproject.errors import ErrorCode, LedgerError
+from organizations import ledger_copies
 from organizations.models import Ledger, Organization
 from organizations.selectors import (
     ledger_get_for,
@@ -53,6 +54,9 @@ class ScopedAPIView(APIView):
     # The ledger statement reads the authentication epoch, so under a ledger a token may come
     # from the process's copy (``authentication.BearerTokenAuthentication``).
     confirms_token_epoch: ClassVar[bool] = True
+    # A POST here posts through the engine, which confirms a kept ledger in its locking
+    # statement: it may run on this process's copy (``organizations.ledger_copies``).
+    posts_from_copies: ClassVar[bool] = False
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
@@ -75,6 +79,10 @@ class ScopedAPIView(APIView):
         epoch = self.principal.unconfirmed_epoch
         if epoch is None:
             return ledger_get_for(self.principal, *ids)
+        if self.posts_from_copies and request.method == "POST":
+            copy = ledger_copies.copy_of(self.principal, *ids)
+            if copy is not None:
+                return copy
         found, current = ledger_lookup(self.principal, *ids)
         if current is None or current != epoch:
             self.principal = BearerTokenAuthentication().reauthenticate(request)
@@ -84,6 +92,45 @@ class ScopedAPIView(APIView):
         if found is None:
             raise ledger_missing(self.principal, *ids)
         return found
+
+    def _on_copy(self) -> bool:
+        return ledger_copies.unconfirmed(getattr(self, "ledger", None))
+
+    def _without_copies(self) -> Response:
+        """The request again, the ordinary way: the token and the ledger read first (so a
+        token revoked or a ledger deleted meanwhile answers as it would have), then the
+        handler. Only while the copy is unconfirmed, so nothing was written."""
+        self.ledger.copy_check = None  # type: ignore[attr-defined]
+        request = self.request
+        try:
+            self.principal = BearerTokenAuthentication().reauthenticate(request)
+            self.check_permissions(request)
+            ids = self.kwargs["organization_id"], self.kwargs["ledger_id"]
+            self.organization, self.ledger = ledger_get_for(self.principal, *ids)
+            handler = getattr(self, str(request.method).lower())
+            return handler(request, *self.args, **self.kwargs)
+        except Exception as exc:  # noqa: BLE001 - answered as any handler's exception
+            return super().handle_exception(exc)
+
+    def handle_exception(self, exc: Exception) -> Response:
+        """The copy a posting ran on changed (its locking statement rolled it back): the
+        request again, the ordinary way."""
+        if isinstance(exc, ledger_copies.CopyChanged) and self._on_copy():
+            return self._without_copies()
+        return super().handle_exception(exc)
+
+    def finalize_response(
+        self, request: Request, response: Any, *args: Any, **kwargs: Any
+    ) -> Response:
+        """Nothing is answered from an unconfirmed copy (``posts_from_copies``): an answer
+        made before any locking statement confirmed it (a refusal, a replay, a dry run) is
+        confirmed now, or made again the ordinary way."""
+        if self._on_copy():
+            try:
+                ledger_copies.confirm_now(self.ledger)
+            except ledger_copies.CopyChanged:
+                response = self._without_copies()
+        return super().finalize_response(request, response, *args, **kwargs)
 
     def check_permissions(self, request: Request) -> None:
         """A token from the process's copy that is refused is read again first: the refusal

@@ -314,14 +314,30 @@ def _source_files() -> list[Path]:
 
 
 def _constant_strings(tree: ast.Module) -> set[str]:
-    """Module-level names bound once to a plain string literal."""
+    """Module-level names bound once to a plain string literal, or to an f-string of such
+    names, and the names imported from a module of the service where they are one."""
     names: set[str] = set()
     for node in tree.body:
-        if (
-            isinstance(node, ast.Assign)
-            and isinstance(node.value, ast.Constant)
-            and isinstance(node.value.value, str)
-        ):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            source = ROOT.joinpath(*node.module.split(".")).with_suffix(".py")
+            if source.is_file():
+                theirs = _constant_strings(ast.parse(source.read_text(), str(source)))
+                names.update(a.asname or a.name for a in node.names if a.name in theirs)
+        if not isinstance(node, ast.Assign):
+            continue
+        value = node.value
+        plain = isinstance(value, ast.Constant) and isinstance(value.value, str)
+        composed = isinstance(value, ast.JoinedStr) and all(
+            isinstance(part, ast.Constant)
+            or (
+                isinstance(part, ast.FormattedValue)
+                and isinstance(part.value, ast.Name)
+                and part.value.id in names
+                and part.format_spec is None
+            )
+            for part in value.values
+        )
+        if plain or composed:
             names.update(t.id for t in node.targets if isinstance(t, ast.Name))
     return names
 

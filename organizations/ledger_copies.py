@@ -1,0 +1,150 @@
+"""Ledgers kept per process, for the posting endpoints (PostgreSQL).
+
+Every request under a ledger reads the ledger, its organization's path and the authentication
+epoch in one statement (``selectors.ledger_lookup``). A posting need not wait for it: the
+process keeps what that statement read, and a POST to a posting endpoint whose token is also
+this process's copy (``authentication.BearerTokenAuthentication``) runs on the kept ledger.
+The copy is confirmed inside the posting's database transaction, before anything is written,
+by the statement that locks its balances: it reads the epoch and whether the ledger is still
+active (``confirm_columns``), and a difference raises ``CopyChanged``, which rolls the
+transaction back.
+
+The rules that keep this exactly as safe as reading the ledger first:
+
+- a copy is used only with a token copy read at the same epoch, for a ledger that was active
+  and that the token reaches (``TokenPrincipal.reaches``). Every change to a token, its
+  organizations or any organization moves the epoch (by trigger), so an unchanged epoch means
+  the token and the organization's path are as they were;
+- nothing is written from an unconfirmed copy: the engine confirms it (``confirm_now``) before
+  its write when no locking statement did;
+- nothing is answered from an unconfirmed copy: a refusal, or an answer with nothing written (a
+  replay, a dry run), sends the request back through the ordinary path, the token and the
+  ledger read first (``ScopedAPIView``), so the client sees exactly what it would have seen.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection
+
+from organizations.models import EPOCH_SQL, Ledger, Organization
+
+CACHE_SIZE = 4096
+ACTIVE_SQL = (
+    "(SELECT l.deleted_at IS NULL FROM organizations_ledger l "
+    "WHERE l.organization_id = %s AND l.id = %s)"
+)
+CONFIRM_SQL = f"SELECT {EPOCH_SQL}, {ACTIVE_SQL}"
+
+
+class CopyChanged(Exception):
+    """The epoch moved, or the ledger was deleted, since the copy a posting ran on was read:
+    the posting's transaction is rolled back and the request goes through the ordinary path."""
+
+
+@dataclass
+class Check:
+    """On a ledger built from a copy: the epoch it was read at, and whether a statement of the
+    posting's transaction has confirmed it."""
+
+    epoch: int
+    confirmed: bool = False
+
+
+@dataclass(frozen=True)
+class _Entry:
+    ledger_fields: tuple[str, ...]
+    ledger_values: tuple[Any, ...]
+    path: str
+    epoch: int
+
+
+_copies: OrderedDict[tuple[uuid.UUID, uuid.UUID], _Entry] = OrderedDict()
+_lock = threading.Lock()
+
+
+def keep(organization: Organization, ledger: Ledger, epoch: int | None) -> None:
+    """Keep what the ledger statement read, if the ledger is active and the epoch is real
+    (PostgreSQL, with its triggers)."""
+    if epoch is None or ledger.deleted_at is not None or connection.vendor != "postgresql":
+        return
+    fields = tuple(f.attname for f in Ledger._meta.concrete_fields if f.attname in ledger.__dict__)
+    values = tuple(ledger.__dict__[name] for name in fields)
+    entry = _Entry(fields, values, organization.path, epoch)
+    key = (ledger.organization_id, ledger.pk)
+    with _lock:
+        _copies[key] = entry
+        _copies.move_to_end(key)
+        while len(_copies) > CACHE_SIZE:
+            _copies.popitem(last=False)
+
+
+def copy_of(
+    principal: Any, organization_id: Any, ledger_id: Any
+) -> tuple[Organization, Ledger] | None:
+    """The kept organization and ledger of a path, as new instances carrying a ``Check``, when
+    the token is a copy read at the same epoch and reaches the organization."""
+    epoch = principal.unconfirmed_epoch
+    if epoch is None:
+        return None
+    try:
+        key = (uuid.UUID(str(organization_id)), uuid.UUID(str(ledger_id)))
+    except (ValueError, TypeError, AttributeError):
+        return None
+    entry = _copies.get(key)
+    if entry is None or entry.epoch != epoch or not principal.reaches(entry.path):
+        return None
+    ledger = Ledger.from_db(connection.alias, list(entry.ledger_fields), list(entry.ledger_values))
+    organization = Organization.from_db(connection.alias, ["id", "path"], [key[0], entry.path])
+    ledger.organization = organization
+    ledger.copy_check = Check(epoch)  # type: ignore[attr-defined]
+    return organization, ledger
+
+
+def check_of(ledger: Any) -> Check | None:
+    return getattr(ledger, "copy_check", None)
+
+
+def unconfirmed(ledger: Any) -> bool:
+    check = check_of(ledger)
+    return check is not None and not check.confirmed
+
+
+def confirm_params(ledger: Ledger) -> list[Any]:
+    """The parameters of ``confirm_columns``."""
+    return [ledger.organization_id, ledger.pk]
+
+
+def confirm_columns() -> list[str]:
+    """The two values a statement reads to confirm a copy: the epoch, and whether the ledger is
+    active (NULL when it is gone)."""
+    return [EPOCH_SQL, ACTIVE_SQL]
+
+
+def confirm(ledger: Ledger, epoch: Any, active: Any) -> None:
+    """The copy is confirmed by what a statement of the posting's transaction read, or
+    ``CopyChanged`` (the copy is dropped)."""
+    check = check_of(ledger)
+    assert check is not None
+    if epoch != check.epoch or active is not True:
+        with _lock:
+            _copies.pop((ledger.organization_id, ledger.pk), None)
+        check.confirmed = False
+        raise CopyChanged
+    check.confirmed = True
+
+
+def confirm_now(ledger: Ledger) -> None:
+    """Confirm a copy no statement has confirmed yet, with a statement of its own (before a
+    write, or before an answer that wrote nothing)."""
+    if not unconfirmed(ledger):
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(CONFIRM_SQL, confirm_params(ledger))
+        epoch, active = cursor.fetchone()
+    confirm(ledger, epoch, active)

@@ -1,0 +1,144 @@
+"""The ledger kept per process (``organizations.ledger_copies``, PostgreSQL): a POST to a posting
+endpoint runs on the process's copy of its ledger, confirmed by the statement that locks its
+balances. Whatever changed meanwhile, the client sees what it would have seen had the ledger
+been read first, and nothing is written twice. Changes are made in plain SQL, as another
+process would make them (no signal reaches this one)."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from ledgerproject.api.authentication import TokenPrincipal
+from organizations import ledger_copies
+from organizations.models import ApiToken
+from organizations.selectors import ledger_lookup
+from tests.conftest import Api, assert_error, make_token
+from transactions.models import Transaction
+
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.skipif(
+        connection.vendor != "postgresql",
+        reason="needs PostgreSQL: ledgers and tokens are kept in memory only there",
+    ),
+]
+
+PAY = {
+    "transactionTypeCode": "PAYMENT_WITH_FEE",
+    "variables": {"amount": 10, "fee": 1, "source": "@alice", "destination": "@bob"},
+}
+
+
+def _sql(statement: str, params: list[object]) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+
+
+def _ledger_id(book) -> str:
+    return book.url.rsplit("/", 1)[1]
+
+
+@pytest.fixture
+def warm(book):
+    """A funded book whose token and ledger this process keeps."""
+    book.fund("@alice", 1_000)
+    assert book.pay(1, 0).status_code == 201
+    return book
+
+
+def _revoke(book) -> None:
+    _sql("UPDATE organizations_apitoken SET revoked_at = now() WHERE name = %s", ["root"])
+
+
+def test_a_posting_does_not_read_its_ledger_first(warm):
+    with CaptureQueriesContext(connection) as captured:
+        assert warm.post(PAY).status_code == 201
+    statements = [q["sql"] for q in captured.captured_queries]
+    assert not any("organizations_organization" in s for s in statements), statements
+    assert any("organizations_authepoch" in s and "FOR UPDATE" in s for s in statements)
+
+
+def test_a_token_revoked_elsewhere_cannot_post(warm, caplog):
+    before = Transaction.objects.count()
+    _revoke(warm)
+    assert warm.post(PAY).status_code == 401
+    assert Transaction.objects.count() == before
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]  # no 500 made
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"variables": {}},  # 400: no template named
+        {"transactionTypeCode": "NOPE", "variables": {}},  # 404 before any lock
+        {**PAY, "variables": {**PAY["variables"], "amount": 10**9}},  # 422 after the locks
+    ],
+)
+def test_a_revoked_token_gets_401_whatever_else_is_wrong(warm, body):
+    _revoke(warm)
+    assert warm.post(body).status_code == 401
+
+
+def test_a_revoked_token_gets_401_for_a_replay_a_dry_run_and_a_batch(warm):
+    assert warm.post(PAY, HTTP_IDEMPOTENCY_KEY="once").status_code == 201
+    _revoke(warm)
+    assert warm.post(PAY, HTTP_IDEMPOTENCY_KEY="once").status_code == 401
+    assert warm.api.post(f"{warm.url}/transactions?dryRun=true", PAY).status_code == 401
+    batch = {"transactions": [PAY]}
+    assert warm.api.post(f"{warm.url}/transactions/batch", batch).status_code == 401
+
+
+def test_a_ledger_deleted_elsewhere_refuses_as_a_deleted_ledger(warm):
+    """Not 0085 for an unknown alias or 0018 for the funds, which a posting on a copy that
+    said the ledger was active would find after its locks."""
+    before = Transaction.objects.count()
+    _sql("UPDATE organizations_ledger SET deleted_at = now() WHERE id = %s", [_ledger_id(warm)])
+    unknown = {**PAY, "variables": {**PAY["variables"], "destination": "@nobody"}}
+    assert_error(warm.post(unknown), 422, "0008")
+    too_much = {**PAY, "variables": {**PAY["variables"], "amount": 10**9}}
+    assert_error(warm.post(too_much), 422, "0008")
+    assert_error(warm.post(PAY), 422, "0008")
+    assert Transaction.objects.count() == before
+
+
+def test_an_organization_moved_out_of_reach_is_404(book, organization, api):
+    limited = Api(make_token("limited", organization_ids=[organization["id"]]))
+    book.fund("@alice", 1_000)
+    assert limited.post(f"{book.url}/transactions", PAY).status_code == 201  # both kept
+    other = api.post("/v1/organizations", {"legalName": "B", "legalDocument": "2"}).json()
+    _sql(
+        "UPDATE organizations_apitoken_organizations SET organization_id = %s "
+        "FROM organizations_apitoken t WHERE t.id = apitoken_id AND t.name = %s",
+        [other["id"].replace("-", ""), "limited"],
+    )
+    assert_error(limited.post(f"{book.url}/transactions", PAY), 404, "0007")
+
+
+def test_a_change_elsewhere_while_posting_on_a_copy_posts_once(warm):
+    """The epoch moves (another token changed): the copy's posting is rolled back at its
+    locking statement and made again the ordinary way, once."""
+    before = Transaction.objects.count()
+    make_token("another")
+    response = warm.post(PAY)
+    assert response.status_code == 201, response.content
+    assert Transaction.objects.count() == before + 1
+    assert warm.available("@bob") == 1 + 10
+
+
+def test_a_copy_no_statement_confirmed_is_confirmed_by_one_of_its_own(warm):
+    """What the engine runs before a write, and the view before an answer that wrote nothing,
+    when no locking statement confirmed the copy."""
+    token = ApiToken.objects.get(name="root")
+    _, _, _, organization_id, _, ledger_id = warm.url.split("/")
+    _, epoch = ledger_lookup(TokenPrincipal(token, ()), organization_id, ledger_id)
+    principal = TokenPrincipal(token, (), epoch=epoch)
+    _, copy = ledger_copies.copy_of(principal, organization_id, ledger_id)
+    ledger_copies.confirm_now(copy)  # the epoch has not moved
+    assert not ledger_copies.unconfirmed(copy)
+    _, copy = ledger_copies.copy_of(principal, organization_id, ledger_id)
+    make_token("moves-the-epoch")
+    with pytest.raises(ledger_copies.CopyChanged):
+        ledger_copies.confirm_now(copy)
+    assert ledger_copies.copy_of(principal, organization_id, ledger_id) is None  # dropped
