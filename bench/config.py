@@ -69,6 +69,10 @@ def parse(argv: list[str] | None, description: str) -> Config:
         value = getattr(args, name, None)
         if value is not None and name != "smoke":
             setattr(config, name, value)
+    slots = config.workers * config.threads
+    if max(config.connections, config.batch_connections) > slots:
+        # each worker thread holds one connection (bench/gunicorn_worker.py): more would wait
+        sys.exit(f"{config.connections} connections need at least as many workers x threads.")
     if config.load_generator == "wrk" and shutil.which("wrk") is None:
         if not config.smoke:
             sys.exit("make bench needs wrk (apt-get install wrk); `make bench` installs it.")

@@ -197,6 +197,7 @@ def closed_loop(
             status, body = client.send(request)
             _record(result, lock, status, (time.perf_counter() - started) * 1000)
             scenario.learn(status, body)
+        client.connection.close()  # a gunicorn worker holds one (bench/gunicorn_worker.py)
 
     started = time.perf_counter()
     threads = [threading.Thread(target=worker, daemon=True) for _ in range(connections)]
@@ -227,6 +228,7 @@ def fixed_rate(
         while True:
             when = due.get()
             if when is None:
+                client.connection.close()
                 return
             delay = when - time.perf_counter()
             if delay > 0:

@@ -106,6 +106,7 @@ class Bench:
             self.target,
             rate=self.config.rate,
             seconds=seconds or self.config.fixed_seconds,
+            workers=min(16, self.config.workers * self.config.threads),
         )
         summary = run.summary()
         summary["unit"] = f"postings at a fixed {self.config.rate:g} requests/s"
@@ -157,6 +158,7 @@ class Bench:
             later, later_rows = first, first_rows
         else:
             later, later_rows = timed(f"limit=100&cursor={cursor_value}")
+        client.close()  # a gunicorn worker holds one connection (bench/gunicorn_worker.py)
         return {
             "page_1_ms": round(percentile(first, 50), 2),
             "page_1_p95_ms": round(percentile(first, 95), 2),
