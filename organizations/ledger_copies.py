@@ -1,9 +1,10 @@
-"""Ledgers kept per process, for the posting endpoints (PostgreSQL).
+"""Ledgers kept per process, for single postings without an idempotency key (PostgreSQL).
 
 Every request under a ledger reads the ledger, its organization's path and the authentication
 epoch in one statement (``selectors.ledger_lookup``). A posting need not wait for it: the
-process keeps what that statement read, and a POST to a posting endpoint whose token is also
-this process's copy (``authentication.BearerTokenAuthentication``) runs on the kept ledger.
+process keeps what that statement read, and a single posting with no idempotency key (it writes
+nothing before its locking statement; ``transactions.views.PostsFromCopies``) whose token is
+also this process's copy (``authentication.BearerTokenAuthentication``) runs on the kept ledger.
 The copy is confirmed inside the posting's database transaction, before anything is written,
 by the statement that locks its balances: it reads the epoch and whether the ledger is still
 active (``confirm_columns``), and a difference raises ``CopyChanged``, which rolls the
@@ -137,6 +138,13 @@ def confirm(ledger: Ledger, epoch: Any, active: Any) -> None:
         check.confirmed = False
         raise CopyChanged
     check.confirmed = True
+
+
+def unconfirm(ledger: Ledger) -> None:
+    """A confirmation read by a transaction that rolled back counts for nothing."""
+    check = check_of(ledger)
+    if check is not None:
+        check.confirmed = False
 
 
 def confirm_now(ledger: Ledger) -> None:

@@ -330,6 +330,7 @@ def _run(
         # A template kept in this process changed: everything it planned (and refused) is
         # forgotten, the transaction was rolled back, and the postings are planned again from
         # the database.
+        ledger_copies.unconfirm(ledger)  # confirmed again in the new transaction
         return _attempt(_Run(ledger, requests, atomic), claim, PostingLookups(ledger, cached=False))
 
 

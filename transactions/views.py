@@ -108,9 +108,23 @@ def render_transactions(rows: list[Transaction]) -> list[Any]:
     return [transaction_data(tx) for tx in rows]
 
 
+def _key(request: Request) -> str | None:
+    return request.headers.get("idempotencyKey", request.headers.get("Idempotency-Key"))
+
+
 def _claim(request: Request, body: Any) -> idempotency.Claim | None:
-    key = request.headers.get("idempotencyKey", request.headers.get("Idempotency-Key"))
-    return idempotency.claim_for(key=key, tolerance=request.headers.get("tolerance"), body=body)
+    return idempotency.claim_for(
+        key=_key(request), tolerance=request.headers.get("tolerance"), body=body
+    )
+
+
+class PostsFromCopies(ScopedAPIView):
+    """A single posting with no idempotency key writes nothing before the engine's locking
+    statement (a key's row would be): it may run on the process's copy of its ledger. A keyed
+    posting, a batch, and everything else read the ledger first."""
+
+    def posts_from_copies(self, request: Request) -> bool:
+        return request.method == "POST" and _key(request) is None
 
 
 def _respond(status_code: int, body: Any, replayed: bool) -> Response:
@@ -122,9 +136,8 @@ def posting_request(data: dict[str, Any], claim: idempotency.Claim | None = None
     return engine.PostingRequest(claim=claim, **data)
 
 
-class TransactionCollection(ScopedAPIView):
+class TransactionCollection(PostsFromCopies):
     dry_run_is_read = True
-    posts_from_copies = True
 
     @extend_schema(parameters=LIST_PARAMS, responses={200: TransactionOut(many=True), **ERRORS})
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -149,13 +162,11 @@ def post_one(ledger: Any, request: Request, data: dict[str, Any], body: Any) -> 
     return _respond(*answers.posting(outcome))
 
 
-class TransactionInlineDsl(ScopedAPIView):
+class TransactionInlineDsl(PostsFromCopies):
     """``POST .../transactions/dsl``: a posting whose template is in the request, as
     template-language text. ``text/plain`` (or no Content-Type): the body is the text and the
     template uses no variables; ``application/json``: ``{"dsl": text, "variables": {...}}``
     plus the options of any posting."""
-
-    posts_from_copies = True
 
     @extend_schema(
         operation_id="transactions_inline_dsl",
@@ -173,11 +184,9 @@ class TransactionInlineDsl(ScopedAPIView):
         return post_one(self.ledger, request, {**data, "inline": template_from_text(text)}, body)
 
 
-class TransactionInlineJson(ScopedAPIView):
+class TransactionInlineJson(PostsFromCopies):
     """``POST .../transactions/json``: a posting whose template is in the request, as JSON
     that maps one to one onto the template's syntax tree (``templates_dsl.inline``)."""
-
-    posts_from_copies = True
 
     @extend_schema(
         operation_id="transactions_inline_json",
@@ -225,8 +234,6 @@ def _batch_item(item: Any, ttl: int) -> engine.PostingRequest:
 
 class TransactionBatch(ScopedAPIView):
     """POST .../transactions/batch: up to 1,000 postings, atomic (201) or each on its own (200)."""
-
-    posts_from_copies = True
 
     @extend_schema(
         request=TransactionBatchIn,

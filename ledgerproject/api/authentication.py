@@ -108,7 +108,9 @@ def forget_token(prefix: str) -> None:
 class BearerTokenAuthentication(authentication.BaseAuthentication):
     keyword = "Bearer"
 
-    def authenticate(self, request: Request) -> tuple[TokenPrincipal, ApiToken] | None:
+    def authenticate(
+        self, request: Request, *, fresh: bool = False
+    ) -> tuple[TokenPrincipal, ApiToken] | None:
         header = request.META.get("HTTP_AUTHORIZATION", "")
         if not header:
             return None
@@ -122,7 +124,8 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         token: ApiToken | None = None
         paths: tuple[str, ...] = ()
         cached_epoch: int | None = None  # set when the token is this process's copy
-        entry = _token_cache.get(prefix) if prefix and _verifies_epoch(request) else None
+        use_copy = not fresh and _verifies_epoch(request)
+        entry = _token_cache.get(prefix) if prefix and use_copy else None
         if entry is not None:
             token, paths, cached_epoch = entry
         elif prefix is not None:
@@ -139,7 +142,9 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         """The request's token read again from the database (its kept copy was stale, or
         refused); raises as ``authenticate`` does if it is no longer valid."""
         forget_token(principal_of(request).prefix or "")
-        result = self.authenticate(request)
+        # From the database even if another thread has kept a copy again meanwhile (one it may
+        # have read before the change that sent this request here).
+        result = self.authenticate(request, fresh=True)
         if result is None:
             raise exceptions.NotAuthenticated()
         request.user, request.auth = result  # type: ignore[assignment]

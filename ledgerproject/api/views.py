@@ -54,9 +54,6 @@ class ScopedAPIView(APIView):
     # The ledger statement reads the authentication epoch, so under a ledger a token may come
     # from the process's copy (``authentication.BearerTokenAuthentication``).
     confirms_token_epoch: ClassVar[bool] = True
-    # A POST here posts through the engine, which confirms a kept ledger in its locking
-    # statement: it may run on this process's copy (``organizations.ledger_copies``).
-    posts_from_copies: ClassVar[bool] = False
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
@@ -79,7 +76,7 @@ class ScopedAPIView(APIView):
         epoch = self.principal.unconfirmed_epoch
         if epoch is None:
             return ledger_get_for(self.principal, *ids)
-        if self.posts_from_copies and request.method == "POST":
+        if self.posts_from_copies(request):
             copy = ledger_copies.copy_of(self.principal, *ids)
             if copy is not None:
                 return copy
@@ -92,6 +89,12 @@ class ScopedAPIView(APIView):
         if found is None:
             raise ledger_missing(self.principal, *ids)
         return found
+
+    def posts_from_copies(self, request: Request) -> bool:
+        """Whether this request may run on this process's copy of its ledger
+        (``organizations.ledger_copies``): only a request that writes nothing before the
+        engine's locking statement confirms the copy. No view's may, unless it says so."""
+        return False
 
     def _on_copy(self) -> bool:
         return ledger_copies.unconfirmed(getattr(self, "ledger", None))

@@ -81,6 +81,50 @@ def test_a_revoked_token_gets_401_whatever_else_is_wrong(warm, body):
     assert warm.post(body).status_code == 401
 
 
+def test_a_keyed_posting_and_a_batch_read_their_ledger_first(warm):
+    """A key's row would be written before the locking statement: no copy for them."""
+    for call in (
+        lambda: warm.post(PAY, HTTP_IDEMPOTENCY_KEY="first"),
+        lambda: warm.api.post(f"{warm.url}/transactions/batch", {"transactions": [PAY]}),
+    ):
+        with CaptureQueriesContext(connection) as captured:
+            assert call().status_code == 201
+        assert any("organizations_organization" in q["sql"] for q in captured.captured_queries)
+
+
+def test_a_batch_refused_before_its_locks_keeps_no_key_for_a_revoked_token(warm):
+    """Review finding: a non-atomic keyed batch whose items were all refused before any lock
+    took its key on a copy, and the key's row outlived the 401."""
+    from transactions.models import IdempotencyKey
+
+    _revoke(warm)
+    batch = {"atomic": False, "transactions": [{"transactionTypeCode": "NOPE", "variables": {}}]}
+    url = f"{warm.url}/transactions/batch"
+    assert warm.api.post(url, batch, HTTP_IDEMPOTENCY_KEY="kb").status_code == 401
+    assert not IdempotencyKey.objects.filter(key="kb").exists()
+
+
+def test_a_token_kept_again_by_another_thread_is_not_trusted_when_read_again(warm, monkeypatch):
+    """Review finding: reading the token again after a changed copy went back to the
+    process's copies, which another thread may have filled meanwhile with the token as it
+    was before the change."""
+    from ledgerproject.api import authentication
+
+    stale = dict(authentication._token_cache)
+    assert stale
+    forget = authentication.forget_token
+
+    def forget_then_kept_again(prefix: str) -> None:
+        forget(prefix)
+        authentication._token_cache.update(stale)
+
+    monkeypatch.setattr(authentication, "forget_token", forget_then_kept_again)
+    before = Transaction.objects.count()
+    _revoke(warm)
+    assert warm.post(PAY).status_code == 401
+    assert Transaction.objects.count() == before
+
+
 def test_a_revoked_token_gets_401_for_a_replay_a_dry_run_and_a_batch(warm):
     assert warm.post(PAY, HTTP_IDEMPOTENCY_KEY="once").status_code == 201
     _revoke(warm)
