@@ -7,7 +7,7 @@ nothing before its locking statement; ``transactions.views.PostsFromCopies``) wh
 also this process's copy (``authentication.BearerTokenAuthentication``) runs on the kept ledger.
 The copy is confirmed inside the posting's database transaction, before anything is written,
 by the statement that locks its balances: it reads the epoch and whether the ledger is still
-active (``confirm_columns``), and a difference raises ``CopyChanged``, which rolls the
+active (``CONFIRM_COLUMNS``), and a difference raises ``CopyChanged``, which rolls the
 transaction back.
 
 The rules that keep this exactly as safe as reading the ledger first:
@@ -18,9 +18,11 @@ The rules that keep this exactly as safe as reading the ledger first:
   the token and the organization's path are as they were;
 - nothing is written from an unconfirmed copy: the engine confirms it (``confirm_now``) before
   its write when no locking statement did;
-- nothing is answered from an unconfirmed copy: a refusal, or an answer with nothing written (a
-  replay, a dry run), sends the request back through the ordinary path, the token and the
-  ledger read first (``ScopedAPIView``), so the client sees exactly what it would have seen.
+- nothing is answered from an unconfirmed copy: a refusal or a dry run, made before any locking
+  statement, is confirmed by a statement of its own first; if the copy changed (or a locking
+  statement found it changed), the request goes through the ordinary path again, the token and
+  the ledger read first (``ScopedAPIView``), so the client sees exactly what it would have
+  seen.
 """
 
 from __future__ import annotations
@@ -40,6 +42,10 @@ ACTIVE_SQL = (
     "(SELECT l.deleted_at IS NULL FROM organizations_ledger l "
     "WHERE l.organization_id = %s AND l.id = %s)"
 )
+# What confirms a copy, read by the statement that locks a posting's balances or on its own:
+# the epoch, and whether the ledger is active (NULL when it is gone). Parameters:
+# ``confirm_params``.
+CONFIRM_COLUMNS = (EPOCH_SQL, ACTIVE_SQL)
 CONFIRM_SQL = f"SELECT {EPOCH_SQL}, {ACTIVE_SQL}"
 
 
@@ -117,14 +123,8 @@ def unconfirmed(ledger: Any) -> bool:
 
 
 def confirm_params(ledger: Ledger) -> list[Any]:
-    """The parameters of ``confirm_columns``."""
+    """The parameters of ``CONFIRM_COLUMNS``."""
     return [ledger.organization_id, ledger.pk]
-
-
-def confirm_columns() -> list[str]:
-    """The two values a statement reads to confirm a copy: the epoch, and whether the ledger is
-    active (NULL when it is gone)."""
-    return [EPOCH_SQL, ACTIVE_SQL]
 
 
 def confirm(ledger: Ledger, epoch: Any, active: Any) -> None:

@@ -24,7 +24,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from ledgerproject.db import new_id
-from ledgerproject.errors import ErrorCode, LedgerError
+from ledgerproject.errors import LedgerError
 from organizations import ledger_copies
 from organizations.models import Balance, Ledger
 from organizations.services import ensure_ledger_active
@@ -392,11 +392,7 @@ def post_batch(
 ) -> Batch:
     """Up to ``MAX_BATCH`` postings, all or none (``atomic``: the first refusal raises with
     ``fields.index``) or each on its own. ``claim`` is the whole batch's key."""
-    if claim is not None and any(r.claim and r.claim.key == claim.key for r in requests):
-        raise LedgerError(
-            ErrorCode.IDEMPOTENCY_KEY_MISMATCH,
-            "The batch's idempotency key is also the key of one of its items; use distinct keys.",
-        )
+    idempotency.refuse_shared_key(claim, (r.claim for r in requests))
     try:
         return _run(ledger, requests, atomic=atomic, claim=claim)
     except ItemRefused as refused:

@@ -97,6 +97,15 @@ def mismatch() -> LedgerError:
     )
 
 
+def refuse_shared_key(batch: Claim | None, items: Iterable[Claim | None]) -> None:
+    """A batch's key may not also be the key of one of its items."""
+    if batch is not None and any(item and item.key == batch.key for item in items):
+        raise LedgerError(
+            ErrorCode.IDEMPOTENCY_KEY_MISMATCH,
+            "The batch's idempotency key is also the key of one of its items; use distinct keys.",
+        )
+
+
 def running() -> LedgerError:
     return LedgerError(
         ErrorCode.IDEMPOTENCY_KEY_RUNNING,

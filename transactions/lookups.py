@@ -81,7 +81,7 @@ LOCK_ACCOUNTS_SQL = {
         [_ACCOUNT_PART, _BALANCE_PART],
         LOCK_ACCOUNTS_FROM,
         extra=[
-            *(ledger_copies.confirm_columns() if copy else ()),
+            *(ledger_copies.CONFIRM_COLUMNS if copy else ()),
             *([FRESH_TEMPLATES] * templates),
         ],
     )

@@ -82,13 +82,18 @@ class ScopedAPIView(APIView):
                 return copy
         found, current = ledger_lookup(self.principal, *ids)
         if current is None or current != epoch:
-            self.principal = BearerTokenAuthentication().reauthenticate(request)
-            self.check_permissions(request)
-            return ledger_get_for(self.principal, *ids)
+            return self._read_again(request, ids)
         self.principal.unconfirmed_epoch = None
         if found is None:
             raise ledger_missing(self.principal, *ids)
         return found
+
+    def _read_again(self, request: Request, ids: tuple[Any, Any]) -> tuple[Organization, Ledger]:
+        """The token read again from the database (its permissions checked again), then the
+        path's organization and ledger with it."""
+        self.principal = BearerTokenAuthentication().reauthenticate(request)
+        self.check_permissions(request)
+        return ledger_get_for(self.principal, *ids)
 
     def posts_from_copies(self, request: Request) -> bool:
         """Whether this request may run on this process's copy of its ledger
@@ -106,10 +111,8 @@ class ScopedAPIView(APIView):
         self.ledger.copy_check = None  # type: ignore[attr-defined]
         request = self.request
         try:
-            self.principal = BearerTokenAuthentication().reauthenticate(request)
-            self.check_permissions(request)
             ids = self.kwargs["organization_id"], self.kwargs["ledger_id"]
-            self.organization, self.ledger = ledger_get_for(self.principal, *ids)
+            self.organization, self.ledger = self._read_again(request, ids)
             handler = getattr(self, str(request.method).lower())
             return handler(request, *self.args, **self.kwargs)
         except Exception as exc:  # noqa: BLE001 - answered as any handler's exception
