@@ -5,8 +5,8 @@ statements on PostgreSQL: compiling the ORM's query cost more than running it. `
 pays on every query for what never changes: it reads the cursor's description, maps the
 columns to fields and asks every field for its converters. A ``Select`` does that once: it
 names the model's columns in field order (then any extra values), and ``fetch`` builds the
-instances through ``Model.from_db`` with the converters the ORM would apply (an amount is an
-``int``, a JSON column a ``dict``, as from any queryset). A list parameter is a
+instances ``Model.from_db`` would (``loaded``) with the converters the ORM would apply (an
+amount is an ``int``, a JSON column a ``dict``, as from any queryset). A list parameter is a
 ``db.ArrayParam`` (``= ANY(%s)`` in the text), written out by its length."""
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ from collections.abc import Callable, Sequence
 from functools import cache, cached_property
 from typing import Any, Generic, TypeVar
 
-from django.db import connection, models
+from django.db import DEFAULT_DB_ALIAS, connection, models
 from django.db.models.base import ModelState
 from django.db.models.fields.related import ForeignObjectRel
+from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
 from django.db.models.signals import post_init, pre_init
 
 from ledgerproject.db import bind_arrays, field_of
@@ -50,13 +51,6 @@ class Select(Generic[M]):
         concrete = self.model._meta.concrete_fields
         pk = self.model._meta.pk
         return [f for f in concrete if not wanted or f.attname in wanted or f is pk]
-
-    @cached_property
-    def field_names(self) -> list[str] | None:
-        """What ``Model.from_db`` is told was read: None when every field was."""
-        if len(self.fields) == len(self.model._meta.concrete_fields):
-            return None
-        return [f.attname for f in self.fields]
 
     @cached_property
     def columns(self) -> list[str]:
@@ -100,7 +94,11 @@ class Select(Generic[M]):
             for convert in found:
                 value = convert(value, col, connection)
             values[index] = value
-        return self.model.from_db(connection.alias, self.field_names, values)  # type: ignore[arg-type]
+        return loaded(self.model, self.attnames, values)
+
+    @cached_property
+    def attnames(self) -> tuple[str, ...]:
+        return tuple(f.attname for f in self.fields)
 
 
 class Join:
@@ -128,6 +126,36 @@ class Join:
                 start += len(part.fields)
             out.append((*built, tuple(row[start:])))
         return out
+
+
+def loaded(model: type[M], attnames: Sequence[str], values: Sequence[Any]) -> M:
+    """``Model.from_db`` for these fields' values (the others deferred), the same instance:
+    Django's ``__init__`` sets each attribute through ``setattr``, and a foreign key's id
+    through a descriptor that only matters once its object is cached, which a new instance's
+    is not. An attribute with a setter of its own still goes through it, and the init signals
+    are sent when something listens to them."""
+    if pre_init.has_listeners(model):
+        pre_init.send(sender=model, args=(), kwargs={})
+    obj = model.__new__(model)
+    state = obj._state = ModelState()
+    state.adding, state.db = False, DEFAULT_DB_ALIAS  # the rows are read through ``connection``
+    data = obj.__dict__
+    setters = _setters(model)
+    for name, value in zip(attnames, values, strict=True):
+        if name in setters:
+            setattr(obj, name, value)
+        else:
+            data[name] = value
+    if post_init.has_listeners(model):
+        post_init.send(sender=model, instance=obj)
+    return obj
+
+
+@cache
+def _setters(model: type[models.Model]) -> frozenset[str]:
+    """The attributes of the model's concrete fields that have a setter of their own, other
+    than a foreign key id's (which only drops a cached object, and a new instance has none)."""
+    return frozenset(attname for _, attname, _, _, setter in _new_plan(model) if setter)
 
 
 def new(model: type[M], **values: Any) -> M:
@@ -170,6 +198,8 @@ def _new_plan(model: type[models.Model]) -> tuple[tuple[str, str, Any, bool, boo
         found = next(
             (k.__dict__[field.attname] for k in model.__mro__ if field.attname in k.__dict__), None
         )
-        setter = hasattr(type(found), "__set__")
+        setter = hasattr(type(found), "__set__") and not isinstance(
+            found, ForeignKeyDeferredAttribute
+        )
         plan.append((field.name, field.attname, field, related, setter))
     return tuple(plan)

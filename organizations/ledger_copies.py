@@ -35,6 +35,7 @@ from typing import Any
 
 from django.db import connection
 
+from ledgerproject import rows
 from organizations.models import EPOCH_SQL, Ledger, Organization
 
 CACHE_SIZE = 4096
@@ -106,8 +107,8 @@ def copy_of(
     entry = _copies.get(key)
     if entry is None or entry.epoch != epoch or not principal.reaches(entry.path):
         return None
-    ledger = Ledger.from_db(connection.alias, list(entry.ledger_fields), list(entry.ledger_values))
-    organization = Organization.from_db(connection.alias, ["id", "path"], [key[0], entry.path])
+    ledger = rows.loaded(Ledger, entry.ledger_fields, entry.ledger_values)
+    organization = rows.loaded(Organization, ("id", "path"), (key[0], entry.path))
     ledger.organization = organization
     ledger.copy_check = Check(epoch)  # type: ignore[attr-defined]
     return organization, ledger

@@ -9,6 +9,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import F, Q, QuerySet
 
+from ledgerproject import rows
 from ledgerproject.db import pg_array
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.rows import Select
@@ -94,9 +95,7 @@ def ledger_lookup(
     path, epoch = ledger._extra  # type: ignore[attr-defined]
     if ledger.pk is None:
         return None, epoch
-    organization = Organization.from_db(
-        connection.alias, ["id", "path"], [ledger.organization_id, path]
-    )
+    organization = rows.loaded(Organization, ("id", "path"), (ledger.organization_id, path))
     ledger.organization = organization
     ledger_copies.keep(organization, ledger, epoch)
     return (organization, ledger), epoch

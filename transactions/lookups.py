@@ -14,6 +14,7 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
+from operator import itemgetter
 from typing import Any
 
 from django.db import connection
@@ -102,7 +103,10 @@ def _same_account(held: Account | None, read: Account | None) -> bool:
     """The same account row with the same values of everything a posting reads of it."""
     if held is None or read is None:
         return held is read
-    return all(getattr(held, f.attname) == getattr(read, f.attname) for f in _ACCOUNT_PART.fields)
+    return _read_values(held.__dict__) == _read_values(read.__dict__)
+
+
+_read_values = itemgetter(*_ACCOUNT_PART.attnames)
 
 
 class TemplatesChanged(Exception):

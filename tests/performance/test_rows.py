@@ -37,4 +37,5 @@ def test_it_reads_only_the_fields_named(book):
 def test_without_only_every_field_is_read(book):
     every = Select(Account, "a", "FROM organizations_account a WHERE a.alias = %s")
     (account,) = every.fetch(["@alice"])
-    assert every.field_names is None and account.get_deferred_fields() == set()
+    assert every.attnames == tuple(f.attname for f in Account._meta.concrete_fields)
+    assert account.get_deferred_fields() == set()

@@ -10,6 +10,7 @@ import pytest
 from django.db.models.signals import post_init
 
 from ledgerproject import rows
+from organizations.models import Account, Ledger, Organization
 from outbox.models import Event
 from transactions.models import Operation, Transaction
 
@@ -95,3 +96,45 @@ def test_init_signals_are_sent_when_something_listens() -> None:
     finally:
         post_init.disconnect(listener, sender=Event)
     assert seen == [event]
+
+
+def test_loaded_builds_the_instance_from_db_builds() -> None:
+    """``rows.loaded`` (the rows the posting path reads) is ``Model.from_db``: the same
+    attributes, deferred fields left out, ``_state`` of a loaded row."""
+    given = {"id": uuid.UUID(int=1), "organization_id": uuid.UUID(int=2),
+             "ledger_id": uuid.UUID(int=3), "alias": "@a", "deleted_at": None}  # fmt: skip
+    names = [f.attname for f in Account._meta.concrete_fields if f.attname in given]  # its order
+    values = [given[name] for name in names]
+    ours, theirs = rows.loaded(Account, names, values), Account.from_db("default", names, values)
+    assert _state(ours) == _state(theirs)
+    assert not ours._state.adding and ours._state.db == "default"
+    assert ours.get_deferred_fields() == theirs.get_deferred_fields()
+    ours.ledger_id = uuid.UUID(int=4)  # the foreign key's own setter still works
+    assert ours.ledger_id == uuid.UUID(int=4)
+
+
+def test_loaded_keeps_a_foreign_key_cache_consistent() -> None:
+    names = [f.attname for f in Ledger._meta.concrete_fields]
+    values = [None] * len(names)
+    values[names.index("id")] = uuid.UUID(int=5)
+    values[names.index("organization_id")] = uuid.UUID(int=6)
+    ledger = rows.loaded(Ledger, names, values)
+    organization = rows.loaded(Organization, ("id", "path"), (uuid.UUID(int=6), "x"))
+    ledger.organization = organization
+    assert ledger.organization is organization
+    ledger.organization_id = uuid.UUID(int=7)  # a new id drops the cached object, as Django's
+    assert "organization" not in ledger._state.fields_cache
+
+
+def test_loaded_sends_the_init_signals_when_something_listens() -> None:
+    seen = []
+
+    def listener(sender, instance, **kwargs):
+        seen.append(instance)
+
+    post_init.connect(listener, sender=Organization)
+    try:
+        organization = rows.loaded(Organization, ("id", "path"), (uuid.UUID(int=6), "x"))
+    finally:
+        post_init.disconnect(listener, sender=Organization)
+    assert seen == [organization]
