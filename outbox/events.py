@@ -64,8 +64,13 @@ def build(event_type: str, instance: Any, data: Any = None) -> Event:
         ledger_id=ledger_id,
         resource_id=instance.pk,
         created_at=timezone.now(),
-        data=_plain(renderers.render(instance) if data is None else data),
+        data=_plain(data) if data is not None else _rendered(instance),
     )
+
+
+def _rendered(instance: Any) -> Any:
+    data = renderers.render(instance)
+    return data if renderers.renders_plain(type(instance)) else _plain(data)
 
 
 def record(instance: T, action: str) -> T:

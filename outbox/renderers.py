@@ -13,10 +13,21 @@ from typing import Any
 Renderer = Callable[[Any], Any]
 
 _REGISTRY: dict[type, tuple[str, Renderer]] = {}
+_PLAIN: set[type] = set()
 
 
-def register(model: type, noun: str, render: Renderer) -> None:
+def register(model: type, noun: str, render: Renderer, *, plain: bool = False) -> None:
+    """``plain``: the rendering is plain JSON values already (dicts, lists, str, int, bool,
+    None), so an event keeps it as it is instead of converting it."""
     _REGISTRY[model] = (noun, render)
+    if plain:
+        _PLAIN.add(model)
+    else:
+        _PLAIN.discard(model)
+
+
+def renders_plain(model: type) -> bool:
+    return model in _PLAIN
 
 
 def noun_of(model: type) -> str:

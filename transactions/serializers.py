@@ -356,4 +356,4 @@ def transaction_data(tx: Any) -> dict[str, Any]:
     }
 
 
-renderers.register(Transaction, "transaction", transaction_data)
+renderers.register(Transaction, "transaction", transaction_data, plain=True)
