@@ -109,7 +109,8 @@ def render_transactions(rows: list[Transaction]) -> list[Any]:
 
 
 def _key(request: Request) -> str | None:
-    return request.headers.get("idempotencyKey", request.headers.get("Idempotency-Key"))
+    headers = request._request.headers
+    return headers.get("idempotencyKey", headers.get("Idempotency-Key"))
 
 
 def _claim(request: Request, body: Any) -> idempotency.Claim | None:
