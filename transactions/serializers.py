@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from drf_spectacular.utils import extend_schema_field
@@ -325,6 +326,20 @@ class ChartOut(serializers.Serializer):
 # of a posting's time. tests/performance/test_rendering.py holds them equal.
 
 
+class _Texts(dict[Any, str]):
+    """The text of each id and instant, made once per rendering: a transaction's ids and its
+    instant recur in every operation (str of a UUID and strftime were half its rendering)."""
+
+    def __missing__(self, value: Any) -> str:
+        text = str(value) if not isinstance(value, dt.datetime) else render_timestamp(value)
+        assert text is not None  # (None is never looked up: ``of``)
+        self[value] = text
+        return text
+
+    def of(self, value: Any) -> str | None:
+        return None if value is None else self[value]
+
+
 def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
@@ -333,12 +348,13 @@ def _metadata(value: Any) -> Any:
     return None if value is None else (value or {})
 
 
-def operation_data(op: Any) -> dict[str, Any]:
+def operation_data(op: Any, texts: _Texts | None = None) -> dict[str, Any]:
+    t = _Texts() if texts is None else texts
     return {
-        "id": _text(op.id),
-        "transactionId": _text(op.transaction_id),
-        "ledgerId": _text(op.ledger_id),
-        "organizationId": _text(op.organization_id),
+        "id": t[op.id],
+        "transactionId": t.of(op.transaction_id),
+        "ledgerId": t.of(op.ledger_id),
+        "organizationId": t.of(op.organization_id),
         "description": _text(op.description),
         "type": op.type,
         "effect": op.effect,
@@ -355,23 +371,24 @@ def operation_data(op: Any) -> dict[str, Any]:
             "onHold": op.balance_on_hold_after,
             "scale": op.balance_scale_after,
         },
-        "accountId": _text(op.account_id),
+        "accountId": t.of(op.account_id),
         "accountAlias": _text(op.account_alias),
-        "portfolioId": _text(op.portfolio_id),
+        "portfolioId": t.of(op.portfolio_id),
         "metadata": _metadata(op.metadata),
-        "createdAt": render_timestamp(op.created_at),
-        "updatedAt": render_timestamp(op.updated_at),
+        "createdAt": t.of(op.created_at),
+        "updatedAt": t.of(op.updated_at),
     }
 
 
 def transaction_data(tx: Any) -> dict[str, Any]:
     prefetched = getattr(tx, "_prefetched_objects_cache", {}).get("operations")
     operations = prefetched if prefetched is not None else tx.operations.all()
+    t = _Texts()
     return {
-        "id": _text(tx.id),
-        "parentTransactionId": _text(tx.parent_id),
-        "ledgerId": _text(tx.ledger_id),
-        "organizationId": _text(tx.organization_id),
+        "id": t[tx.id],
+        "parentTransactionId": t.of(tx.parent_id),
+        "ledgerId": t.of(tx.ledger_id),
+        "organizationId": t.of(tx.organization_id),
         "description": _text(tx.description),
         "type": tx.type or None,
         "inline": tx.inline,
@@ -382,10 +399,10 @@ def transaction_data(tx: Any) -> dict[str, Any]:
         "source": None if tx.source is None else [_text(s) for s in tx.source],
         "destination": None if tx.destination is None else [_text(d) for d in tx.destination],
         "metadata": _metadata(tx.metadata),
-        "operations": [operation_data(op) for op in operations],
-        "expiresAt": render_timestamp(tx.expires_at),
-        "createdAt": render_timestamp(tx.created_at),
-        "updatedAt": render_timestamp(tx.updated_at),
+        "operations": [operation_data(op, t) for op in operations],
+        "expiresAt": t.of(tx.expires_at),
+        "createdAt": t.of(tx.created_at),
+        "updatedAt": t.of(tx.updated_at),
     }
 
 
