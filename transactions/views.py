@@ -109,8 +109,10 @@ def render_transactions(rows: list[Transaction]) -> list[Any]:
 
 
 def _key(request: Request) -> str | None:
-    headers = request._request.headers
-    return headers.get("idempotencyKey", headers.get("Idempotency-Key"))
+    """The ``idempotencyKey`` header, else ``Idempotency-Key`` (read from the WSGI
+    environment, as ``request.headers`` would, without building every header's entry)."""
+    meta = request._request.META
+    return meta.get("HTTP_IDEMPOTENCYKEY", meta.get("HTTP_IDEMPOTENCY_KEY"))
 
 
 def _claim(request: Request, body: Any) -> idempotency.Claim | None:
