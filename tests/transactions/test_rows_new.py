@@ -3,6 +3,7 @@ work in ``Model.__init__``; it must build the same instance Django would."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import uuid
 
@@ -84,17 +85,24 @@ def test_an_unknown_keyword_is_refused_as_django_refuses_it() -> None:
         rows.new(Event, type="x", colour="red")
 
 
-def test_init_signals_are_sent_when_something_listens() -> None:
+@contextlib.contextmanager
+def _post_init_of(model):
+    """The instances ``post_init`` is sent for, while listening to it for ``model``."""
     seen = []
 
     def listener(sender, instance, **kwargs):
         seen.append(instance)
 
-    post_init.connect(listener, sender=Event)
+    post_init.connect(listener, sender=model)
     try:
-        event = rows.new(Event, type="x")
+        yield seen
     finally:
-        post_init.disconnect(listener, sender=Event)
+        post_init.disconnect(listener, sender=model)
+
+
+def test_init_signals_are_sent_when_something_listens() -> None:
+    with _post_init_of(Event) as seen:
+        event = rows.new(Event, type="x")
     assert seen == [event]
 
 
@@ -127,14 +135,6 @@ def test_loaded_keeps_a_foreign_key_cache_consistent() -> None:
 
 
 def test_loaded_sends_the_init_signals_when_something_listens() -> None:
-    seen = []
-
-    def listener(sender, instance, **kwargs):
-        seen.append(instance)
-
-    post_init.connect(listener, sender=Organization)
-    try:
+    with _post_init_of(Organization) as seen:
         organization = rows.loaded(Organization, ("id", "path"), (uuid.UUID(int=6), "x"))
-    finally:
-        post_init.disconnect(listener, sender=Organization)
     assert seen == [organization]
