@@ -65,3 +65,22 @@ def test_the_bench_runs_end_to_end_with_tiny_numbers(tmp_path):
         assert row["cpu_ms_per_unit"]["service"] > 0, name
         assert row["cpu_ms_per_unit"]["postgresql"] > 0, name
     assert "CPU ms per unit" in run.stdout
+
+
+def test_the_instruction_count_runs_its_three_processes():
+    """``python -m bench.instructions --smoke``: the database seeded, and the three processes
+    (none, floor, spread) each warm up and post through the WSGI handler, without valgrind."""
+    settings = connection.settings_dict
+    server = f"{settings['USER']}@{settings['HOST'] or '127.0.0.1'}:{settings['PORT'] or 5432}"
+    name = f"ledger_ir_smoke_{os.getpid()}"
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "bench.instructions", "3", "--smoke",
+             "--database-url", f"postgres://{server}/{name}"],
+            cwd=ROOT, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+    finally:
+        with psycopg.connect(f"postgres://{server}/postgres", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "every process posted" in run.stdout
