@@ -12,7 +12,7 @@ from typing import Any
 
 from transactions import engine, idempotency
 from transactions.models import IdempotencyKey, Operation, Transaction
-from transactions.serializers import transaction_data
+from transactions.rendering import transaction_data
 
 
 def _with_operations(tx: Transaction) -> Transaction:

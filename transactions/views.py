@@ -34,6 +34,7 @@ from templates_dsl.limits import MAX_TEMPLATE_BYTES
 from transactions import answers, engine, idempotency, inline_schema, selectors, states
 from transactions.filters import TransactionFilter
 from transactions.models import Transaction
+from transactions.rendering import transaction_data
 from transactions.serializers import (
     BatchItemOut,
     ChartIn,
@@ -48,7 +49,6 @@ from transactions.serializers import (
     TransactionBatchItemIn,
     TransactionIn,
     TransactionOut,
-    transaction_data,
 )
 
 ERRORS = error_responses(*COMMON_ERRORS, 409, 422)

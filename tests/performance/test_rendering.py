@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from transactions.models import Transaction
-from transactions.serializers import TransactionOut, transaction_data
+from transactions.rendering import transaction_data
+from transactions.serializers import TransactionOut
 
 
 def test_it_renders_every_kind_of_transaction_like_the_serializer(book):

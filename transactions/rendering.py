@@ -1,0 +1,91 @@
+"""A transaction as the API renders it, fast. ``serializers.TransactionOut`` documents the
+shape (and drives the OpenAPI schema); ``transaction_data`` produces exactly its ``.data``
+without DRF's per-field machinery, which was a tenth of a posting's time.
+tests/performance/test_rendering.py holds them equal. Its values are JSON's own types, so the
+transaction's event keeps the rendering as it is (``serializers`` registers it as plain)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from ledgerproject.formats import render_timestamp
+
+
+class _Texts(dict[Any, str]):
+    """The text of each id and instant, made once per rendering: a transaction's ids and its
+    instant recur in every operation (str of a UUID and strftime were half its rendering)."""
+
+    def __missing__(self, value: Any) -> str:
+        text = str(value) if not isinstance(value, dt.datetime) else render_timestamp(value)
+        assert text is not None  # (None is never looked up: ``of``)
+        self[value] = text
+        return text
+
+    def of(self, value: Any) -> str | None:
+        return None if value is None else self[value]
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _metadata(value: Any) -> Any:
+    return None if value is None else (value or {})
+
+
+def operation_data(op: Any, t: _Texts) -> dict[str, Any]:
+    return {
+        "id": t[op.id],
+        "transactionId": t.of(op.transaction_id),
+        "ledgerId": t.of(op.ledger_id),
+        "organizationId": t.of(op.organization_id),
+        "description": _text(op.description),
+        "type": op.type,
+        "effect": op.effect,
+        "assetCode": _text(op.asset_code),
+        "chartOfAccounts": _text(op.chart_of_accounts),
+        "amount": {"amount": op.amount, "scale": op.scale},
+        "balance": {
+            "available": op.balance_available,
+            "onHold": op.balance_on_hold,
+            "scale": op.balance_scale,
+        },
+        "balanceAfter": {
+            "available": op.balance_available_after,
+            "onHold": op.balance_on_hold_after,
+            "scale": op.balance_scale_after,
+        },
+        "accountId": t.of(op.account_id),
+        "accountAlias": _text(op.account_alias),
+        "portfolioId": t.of(op.portfolio_id),
+        "metadata": _metadata(op.metadata),
+        "createdAt": t.of(op.created_at),
+        "updatedAt": t.of(op.updated_at),
+    }
+
+
+def transaction_data(tx: Any) -> dict[str, Any]:
+    prefetched = getattr(tx, "_prefetched_objects_cache", {}).get("operations")
+    operations = prefetched if prefetched is not None else tx.operations.all()
+    t = _Texts()
+    return {
+        "id": t[tx.id],
+        "parentTransactionId": t.of(tx.parent_id),
+        "ledgerId": t.of(tx.ledger_id),
+        "organizationId": t.of(tx.organization_id),
+        "description": _text(tx.description),
+        "type": tx.type or None,
+        "inline": tx.inline,
+        "status": tx.status,
+        "amount": {"amount": tx.amount, "scale": tx.scale},
+        "assetCode": _text(tx.asset_code),
+        "chartOfAccountsGroupName": _text(tx.chart_of_accounts_group_name),
+        "source": None if tx.source is None else [_text(s) for s in tx.source],
+        "destination": None if tx.destination is None else [_text(d) for d in tx.destination],
+        "metadata": _metadata(tx.metadata),
+        "operations": [operation_data(op, t) for op in operations],
+        "expiresAt": t.of(tx.expires_at),
+        "createdAt": t.of(tx.created_at),
+        "updatedAt": t.of(tx.updated_at),
+    }
