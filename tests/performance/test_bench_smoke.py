@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -27,20 +28,29 @@ pytestmark = [
 SCENARIOS = {"floor", "spread", "hot", "pending", "revert", "fixed", "batch", "pgbench"}
 
 
-def test_the_bench_runs_end_to_end_with_tiny_numbers(tmp_path):
+def _run_on_own_database(name: str, args: list[str], timeout: int) -> Any:
+    """``python -m <args> --database-url <a database of its own>`` on the tests' server; the
+    database dropped afterwards, whatever happened."""
     settings = connection.settings_dict
     server = f"{settings['USER']}@{settings['HOST'] or '127.0.0.1'}:{settings['PORT'] or 5432}"
-    name = f"ledger_bench_smoke_{os.getpid()}"
-    out = tmp_path / "smoke.json"
+    name = f"{name}_{os.getpid()}"
     try:
-        run = subprocess.run(
-            [sys.executable, "-m", "bench.run", "--smoke", "--port", "8140", "--out", str(out),
-             "--database-url", f"postgres://{server}/{name}"],
-            cwd=ROOT, capture_output=True, text=True, timeout=120,
+        return subprocess.run(
+            [sys.executable, "-m", *args, "--database-url", f"postgres://{server}/{name}"],
+            cwd=ROOT, capture_output=True, text=True, timeout=timeout,
         )  # fmt: skip
     finally:
         with psycopg.connect(f"postgres://{server}/postgres", autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_the_bench_runs_end_to_end_with_tiny_numbers(tmp_path):
+    out = tmp_path / "smoke.json"
+    run = _run_on_own_database(
+        "ledger_bench_smoke",
+        ["bench.run", "--smoke", "--port", "8140", "--out", str(out)],
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert "batch / pgbench" in run.stdout and "x floor" in run.stdout
     report = json.loads(out.read_text())
@@ -70,17 +80,8 @@ def test_the_bench_runs_end_to_end_with_tiny_numbers(tmp_path):
 def test_the_instruction_count_runs_its_three_processes():
     """``python -m bench.instructions --smoke``: the database seeded, and the three processes
     (none, floor, spread) each warm up and post through the WSGI handler, without valgrind."""
-    settings = connection.settings_dict
-    server = f"{settings['USER']}@{settings['HOST'] or '127.0.0.1'}:{settings['PORT'] or 5432}"
-    name = f"ledger_ir_smoke_{os.getpid()}"
-    try:
-        run = subprocess.run(
-            [sys.executable, "-m", "bench.instructions", "3", "--smoke",
-             "--database-url", f"postgres://{server}/{name}"],
-            cwd=ROOT, capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
-    finally:
-        with psycopg.connect(f"postgres://{server}/postgres", autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    run = _run_on_own_database(
+        "ledger_ir_smoke", ["bench.instructions", "3", "--smoke"], timeout=300
+    )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert "every process posted" in run.stdout
