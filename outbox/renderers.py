@@ -12,22 +12,17 @@ from typing import Any
 
 Renderer = Callable[[Any], Any]
 
-_REGISTRY: dict[type, tuple[str, Renderer]] = {}
-_PLAIN: set[type] = set()
+_REGISTRY: dict[type, tuple[str, Renderer, bool]] = {}
 
 
 def register(model: type, noun: str, render: Renderer, *, plain: bool = False) -> None:
     """``plain``: the rendering is plain JSON values already (dicts, lists, str, int, bool,
     None), so an event keeps it as it is instead of converting it."""
-    _REGISTRY[model] = (noun, render)
-    if plain:
-        _PLAIN.add(model)
-    else:
-        _PLAIN.discard(model)
+    _REGISTRY[model] = (noun, render, plain)
 
 
 def renders_plain(model: type) -> bool:
-    return model in _PLAIN
+    return _entry(model)[2]
 
 
 def noun_of(model: type) -> str:
@@ -38,7 +33,7 @@ def render(instance: Any) -> Any:
     return _entry(type(instance))[1](instance)
 
 
-def _entry(model: type) -> tuple[str, Renderer]:
+def _entry(model: type) -> tuple[str, Renderer, bool]:
     try:
         return _REGISTRY[model]
     except KeyError:
