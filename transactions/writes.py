@@ -14,7 +14,6 @@ plain statements."""
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Sequence
 from typing import Any
 
@@ -64,13 +63,7 @@ def _rows_json(rows: list[Any], columns: tuple[str, ...]) -> str:
         data = row.__dict__
         out.append({column: data[column] for column in columns})
         row._state.adding = False
-    return jsonbytes.dumps(out, _json_default).decode()
-
-
-def _json_default(value: Any) -> str:
-    if isinstance(value, dt.datetime):
-        return value.isoformat()
-    return str(value)  # UUIDs
+    return jsonbytes.row_text(out)
 
 
 def write_posting(

@@ -9,6 +9,8 @@ import json
 import uuid
 from decimal import Decimal
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rest_framework import renderers
 
 from ledgerproject import jsonbytes
@@ -55,3 +57,46 @@ def test_what_neither_encoder_can_write_is_refused() -> None:
     except TypeError:
         return
     raise AssertionError("an object JSON has no type for was written")
+
+
+def _old_row_default(value: object) -> str:
+    """What the rows were written with before ``row_text``: every datetime through Python."""
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    return str(value)
+
+
+row_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**38) + 1, max_value=10**38 - 1),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=6),
+    st.uuids(),
+    st.decimals(allow_nan=False, allow_infinity=False, places=3),
+    st.datetimes(timezones=st.just(dt.UTC)),
+    st.datetimes(timezones=st.none()),
+    st.datetimes(
+        timezones=st.builds(
+            lambda minutes: dt.timezone(dt.timedelta(minutes=minutes)),
+            st.integers(min_value=-23 * 60, max_value=23 * 60),
+        )
+    ),
+)
+rows = st.lists(st.dictionaries(st.text(max_size=4), row_scalars, max_size=6), max_size=3)
+
+
+@settings(max_examples=400, deadline=None)
+@given(rows)
+def test_row_text_writes_what_the_rows_were_written_as(value: list[dict[str, object]]) -> None:
+    """The database's rows: orjson writes datetimes and UUIDs itself, to the same text as
+    ``isoformat`` and ``str`` gave through a default, microseconds and offsets included, and
+    an amount beyond 64 bits falls back to the standard library with the same text."""
+    assert jsonbytes.row_text(value) == jsonbytes.dumps(value, _old_row_default).decode()
+
+
+def test_row_text_keeps_microseconds_and_writes_a_whole_second_as_isoformat_does() -> None:
+    whole = dt.datetime(2026, 11, 25, 3, 8, 40, tzinfo=dt.UTC)
+    fine = whole.replace(microsecond=30515)
+    text = jsonbytes.row_text([{"a": whole, "b": fine, "big": BIG}])
+    assert json.loads(text) == [{"a": whole.isoformat(), "b": fine.isoformat(), "big": BIG}]
