@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import cache, cached_property
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connection, models
 from django.db.models.base import ModelState
@@ -139,67 +139,97 @@ def loaded(model: type[M], attnames: Sequence[str], values: Sequence[Any]) -> M:
     obj = model.__new__(model)
     state = obj._state = ModelState()
     state.adding, state.db = False, DEFAULT_DB_ALIAS  # the rows are read through ``connection``
-    data = obj.__dict__
-    setters = _setters(model)
-    for name, value in zip(attnames, values, strict=True):
-        if name in setters:
-            setattr(obj, name, value)
-        else:
-            data[name] = value
+    setters = _plan(model).setter_names
+    if setters.isdisjoint(attnames):
+        obj.__dict__.update(zip(attnames, values, strict=True))
+    else:
+        data = obj.__dict__
+        for name, value in zip(attnames, values, strict=True):
+            if name in setters:
+                setattr(obj, name, value)
+            else:
+                data[name] = value
     if post_init.has_listeners(model):
         post_init.send(sender=model, instance=obj)
     return obj
-
-
-@cache
-def _setters(model: type[models.Model]) -> frozenset[str]:
-    """The attributes of the model's concrete fields that have a setter of their own, other
-    than a foreign key id's (which only drops a cached object, and a new instance has none)."""
-    return frozenset(attname for _, attname, _, _, setter in _new_plan(model) if setter)
 
 
 def new(model: type[M], **values: Any) -> M:
     """``model(**values)``, the same instance, for the rows a posting creates (its transaction,
     operations and event): Django's ``Model.__init__`` looks each keyword up against every
-    field, which was a tenth of a posting's Python time. Fields are set in the model's order,
-    each concrete field not given takes its default, a related object given by its field's name
-    goes through Django's descriptor (which sets the id and caches the object), and the init
-    signals are sent when something listens to them."""
+    field, which was a tenth of a posting's Python time. Each concrete field not given takes
+    its default (one that is a constant is copied from the plan, and a callable one is called
+    only for a field not given), a related object given by its field's name goes through
+    Django's descriptor (which sets the id and caches the object), an attribute with a setter
+    of its own goes through it, and the init signals are sent when something listens to
+    them. A keyword that names no field is refused, as Django refuses it; so is a relation's id
+    given with its object (Django lets the id win, and drops the object)."""
+    plan = _plan(model)
     obj = model.__new__(model)
     if pre_init.has_listeners(model):
         pre_init.send(sender=model, args=(), kwargs=values)
     obj._state = ModelState()
+    related = [(name, values.pop(name)) for name in plan.related if name in values]
+    taken = {plan.related[name] for name, _ in related}  # an id given with its object
+    if not values.keys() <= plan.attnames or not taken.isdisjoint(values):
+        unexpected = [key for key in values if key not in plan.attnames or key in taken]
+        raise TypeError(
+            f"{model.__name__}() got unexpected keyword arguments: {', '.join(unexpected)}"
+        )
     data = obj.__dict__
-    for name, attname, field, related, setter in _new_plan(model):
-        if related and name in values:
-            setattr(obj, name, values.pop(name))
-            continue
-        value = values.pop(attname) if attname in values else field.get_default()
-        if setter:
-            setattr(obj, attname, value)
-        else:
-            data[attname] = value
-    if values:
-        raise TypeError(f"{model.__name__}() got unexpected keyword arguments: {', '.join(values)}")
+    data.update(plan.constants)
+    for attname, field in plan.computed:
+        if attname not in values:
+            data[attname] = field.get_default()
+    for attname, field in plan.setters:
+        setattr(obj, attname, values.pop(attname) if attname in values else field.get_default())
+    data.update(values)
+    for name, value in related:
+        setattr(obj, name, value)
     if post_init.has_listeners(model):
         post_init.send(sender=model, instance=obj)
     return obj
 
 
+# The default a field takes as a constant, shared by every instance: only an immutable value.
+_IMMUTABLE = (type(None), str, int, bool, float)
+
+
+class _Plan(NamedTuple):
+    """How ``new`` and ``loaded`` set a model's concrete fields (generated ones aside)."""
+
+    attnames: frozenset[str]
+    related: dict[str, str]  # a relation's name: its id's attribute
+    constants: dict[str, Any]  # attributes whose default is a constant, and that constant
+    computed: tuple[tuple[str, Any], ...]  # attributes whose default is made for each instance
+    setters: tuple[tuple[str, Any], ...]  # attributes with a setter of their own, in field order
+    setter_names: frozenset[str]
+
+
 @cache
-def _new_plan(model: type[models.Model]) -> tuple[tuple[str, str, Any, bool, bool], ...]:
-    """Per concrete field: name, attribute, field, whether it is a relation, and whether its
-    attribute has a setter of its own (then it is set through it)."""
-    plan = []
+def _plan(model: type[models.Model]) -> _Plan:
+    """The model's plan. A foreign key's id has a descriptor that only drops a cached object,
+    which a new instance has none of: it is written straight into the instance, as every
+    attribute without a setter of its own is."""
+    attnames, related, constants, computed, setters = set(), {}, {}, [], []
     for field in model._meta.concrete_fields:
         if field.generated:
             continue
-        related = isinstance(field.remote_field, ForeignObjectRel)
+        attnames.add(field.attname)
+        if isinstance(field.remote_field, ForeignObjectRel):
+            related[field.name] = field.attname
         found = next(
             (k.__dict__[field.attname] for k in model.__mro__ if field.attname in k.__dict__), None
         )
-        setter = hasattr(type(found), "__set__") and not isinstance(
-            found, ForeignKeyDeferredAttribute
-        )
-        plan.append((field.name, field.attname, field, related, setter))
-    return tuple(plan)
+        if hasattr(type(found), "__set__") and not isinstance(found, ForeignKeyDeferredAttribute):
+            setters.append((field.attname, field))
+        elif field.has_default() and callable(field.default):
+            computed.append((field.attname, field))
+        elif isinstance(default := field.get_default(), _IMMUTABLE):
+            constants[field.attname] = default
+        else:
+            computed.append((field.attname, field))
+    return _Plan(
+        frozenset(attnames), related, constants, tuple(computed), tuple(setters),
+        frozenset(name for name, _ in setters),
+    )  # fmt: skip
