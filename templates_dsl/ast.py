@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
+from types import MappingProxyType
 from typing import NamedTuple
 
 from ledgerproject import amounts
@@ -140,6 +143,13 @@ class Template:
 
     def amount_variables(self) -> tuple[str, ...]:
         """Each amount variable once, in text order (a dict keeps the order: linear)."""
+        return self._amount_variables
+
+    @cached_property
+    def _amount_variables(self) -> tuple[str, ...]:
+        # Kept on the tree, which never changes (a compiled template is shared and planned on
+        # every posting); the instance's __dict__ is not one of the dataclass's fields, so
+        # equality and hashing ignore it.
         names = (name for amount in self.amounts() for name in amount.variables())
         return tuple(dict.fromkeys(names))
 
@@ -148,5 +158,15 @@ class Template:
         return (*self.froms(), *self.destinations())
 
     def account_variables(self) -> tuple[str, ...]:
+        return self._account_variables
+
+    @cached_property
+    def _account_variables(self) -> tuple[str, ...]:
         names = (n.account.variable for n in self.legs() if n.account.variable is not None)
         return tuple(dict.fromkeys(names))
+
+    @cached_property
+    def variables(self) -> Mapping[str, None]:
+        """Every variable the template uses, amounts first, each once, in text order."""
+        names = (*self.amount_variables(), *self.account_variables())
+        return MappingProxyType(dict.fromkeys(names))

@@ -129,7 +129,7 @@ def _by_name(variables: Mapping[str, object]) -> dict[str, object]:
 def _values(template: ast.Template, given: dict[str, object]) -> dict[str, int | str]:
     amounts = template.amount_variables()
     accounts = template.account_variables()
-    needed = {**dict.fromkeys(amounts), **dict.fromkeys(accounts)}
+    needed = template.variables
     missing = [name for name in needed if name not in given]
     if missing:
         raise LedgerError(

@@ -24,3 +24,15 @@ def test_it_runs_the_static_checks():
     assert caught.value.message == "asset 'USD' ; expected the send asset BRL"
     with pytest.raises(TemplateError):
         compile_template(EXAMPLE[:-3])
+
+
+def test_the_variables_kept_on_the_tree_change_neither_equality_nor_hash():
+    """A compiled template keeps its variables once computed (it is shared by every posting
+    that plans with it); what it keeps is not one of its fields."""
+    kept, fresh = parse(EXAMPLE), parse(EXAMPLE)
+    expected = (kept.amount_variables(), kept.account_variables())
+    assert tuple(kept.variables) == expected[0] + expected[1]
+    assert (kept.amount_variables(), kept.account_variables()) == expected  # from what is kept
+    assert kept == fresh and hash(kept) == hash(fresh)
+    with pytest.raises(TypeError):
+        kept.variables["extra"] = None  # type: ignore[index]
