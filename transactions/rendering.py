@@ -12,18 +12,29 @@ from typing import Any
 from ledgerproject.formats import render_timestamp
 
 
-class _Texts(dict[Any, str]):
+class _Texts:
     """The text of each id and instant, made once per rendering: a transaction's ids and its
-    instant recur in every operation (str of a UUID and strftime were half its rendering)."""
+    instant recur in every operation (str of a UUID and strftime were half its rendering).
+    Kept by the object's identity, not its value: a UUID's hash is computed in Python, and
+    cost as much as the text it saved. Each object is held until the rendering ends, so no
+    identity is reused meanwhile; an equal value held by another object is only made again."""
 
-    def __missing__(self, value: Any) -> str:
-        text = str(value) if not isinstance(value, dt.datetime) else render_timestamp(value)
-        assert text is not None  # (None is never looked up: ``of``)
-        self[value] = text
-        return text
+    __slots__ = ("_held", "_texts")
+
+    def __init__(self) -> None:
+        self._texts: dict[int, str] = {}
+        self._held: list[Any] = []
 
     def of(self, value: Any) -> str | None:
-        return None if value is None else self[value]
+        if value is None:
+            return None
+        text = self._texts.get(id(value))
+        if text is None:
+            text = str(value) if not isinstance(value, dt.datetime) else render_timestamp(value)
+            assert text is not None
+            self._texts[id(value)] = text
+            self._held.append(value)
+        return text
 
 
 def _text(value: Any) -> str | None:
@@ -36,7 +47,7 @@ def _metadata(value: Any) -> Any:
 
 def operation_data(op: Any, t: _Texts) -> dict[str, Any]:
     return {
-        "id": t[op.id],
+        "id": t.of(op.id),
         "transactionId": t.of(op.transaction_id),
         "ledgerId": t.of(op.ledger_id),
         "organizationId": t.of(op.organization_id),
@@ -70,7 +81,7 @@ def transaction_data(tx: Any) -> dict[str, Any]:
     operations = prefetched if prefetched is not None else tx.operations.all()
     t = _Texts()
     return {
-        "id": t[tx.id],
+        "id": t.of(tx.id),
         "parentTransactionId": t.of(tx.parent_id),
         "ledgerId": t.of(tx.ledger_id),
         "organizationId": t.of(tx.organization_id),
