@@ -35,4 +35,4 @@ class TokenPermission(permissions.BasePermission):
             from rest_framework.exceptions import NotAuthenticated
 
             raise NotAuthenticated()
-        return is_read(request, view) or not user.read_only
+        return not user.read_only or is_read(request, view)

@@ -38,6 +38,8 @@ class TokenRateThrottle(SimpleRateThrottle):
         return settings.API_THROTTLE_RATES.get(self.scope)
 
     def allow_request(self, request: Request, view: Any) -> bool:
+        if all(rate is None for rate in settings.API_THROTTLE_RATES.values()):
+            return True  # throttling off: no budget to choose
         self.scope = "read" if is_read(request, view) else "write"
         self.rate = self.get_rate()
         if self.rate is None:

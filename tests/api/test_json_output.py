@@ -49,6 +49,9 @@ def test_plain_keeps_64_bit_integers_as_integers() -> None:
 def test_indentation_asked_for_is_honoured() -> None:
     out = JSONRenderer().render({"a": 1}, "application/json; indent=2")
     assert out == b'{\n  "a": 1\n}'
+    by_context = JSONRenderer().render({"a": 1}, "application/json", {"indent": 2})
+    assert by_context == out
+    assert JSONRenderer().render({"a": 1}, "application/json", {}) == b'{"a":1}'
 
 
 def test_what_neither_encoder_can_write_is_refused() -> None:
