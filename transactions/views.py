@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
+from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
@@ -14,6 +15,7 @@ from rest_framework.response import Response
 from ledgerproject.api.exceptions import api_error_for
 from ledgerproject.api.filters import known_filters, run_filterset
 from ledgerproject.api.pagination import KeysetPage
+from ledgerproject.api.renderers import json_response
 from ledgerproject.api.schema import (
     COMMON_ERRORS,
     NO_NUL,
@@ -115,10 +117,13 @@ def _key(request: Request) -> str | None:
     return meta.get("HTTP_IDEMPOTENCYKEY", meta.get("HTTP_IDEMPOTENCY_KEY"))
 
 
+def _tolerance(request: Request) -> str | None:
+    """The ``tolerance`` header, read as ``_key`` reads its own."""
+    return request._request.META.get("HTTP_TOLERANCE")
+
+
 def _claim(request: Request, body: Any) -> idempotency.Claim | None:
-    return idempotency.claim_for(
-        key=_key(request), tolerance=request.headers.get("tolerance"), body=body
-    )
+    return idempotency.claim_for(key=_key(request), tolerance=_tolerance(request), body=body)
 
 
 class PostsFromCopies(ScopedAPIView):
@@ -130,9 +135,8 @@ class PostsFromCopies(ScopedAPIView):
         return request.method == "POST" and _key(request) is None
 
 
-def _respond(status_code: int, body: Any, replayed: bool) -> Response:
-    return Response(body, status=status_code, headers={"Idempotent-Replayed": "true"} if
-                    replayed else None)  # fmt: skip
+def _respond(status_code: int, body: Any, replayed: bool) -> HttpResponse:
+    return json_response(body, status_code, {"Idempotent-Replayed": "true"} if replayed else None)
 
 
 def posting_request(data: dict[str, Any], claim: idempotency.Claim | None = None) -> Any:
@@ -150,17 +154,17 @@ class TransactionCollection(PostsFromCopies):
         return page.response(render_transactions(rows))
 
     @extend_schema(request=TransactionIn, parameters=POST_PARAMS, responses=POST_RESPONSES)
-    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
         return post_one(self.ledger, request, validated(TransactionIn, request.data), request.data)
 
 
-def post_one(ledger: Any, request: Request, data: dict[str, Any], body: Any) -> Response:
+def post_one(ledger: Any, request: Request, data: dict[str, Any], body: Any) -> HttpResponse:
     """Post one parsed request (or simulate it with ``?dryRun=true``); ``body`` is what its
     idempotency key or tolerance hashes."""
     if request.query_params.get("dryRun", "").lower() in {"true", "1"}:
         headers = {answers.DRY_RUN_HEADER: "true"}
         body = answers.dry_run(ledger, posting_request(data))
-        return Response(body, status=status.HTTP_200_OK, headers=headers)
+        return json_response(body, status.HTTP_200_OK, headers)
     outcome = engine.post(ledger, posting_request(data, _claim(request, body)))
     return _respond(*answers.posting(outcome))
 
@@ -177,7 +181,7 @@ class TransactionInlineDsl(PostsFromCopies):
         parameters=POST_PARAMS,
         responses=POST_RESPONSES,
     )
-    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
         if (request.content_type or "").startswith("application/json"):
             data = validated(InlineDslIn, request.data)
             text, body = data.pop("dsl"), request.data
@@ -197,7 +201,7 @@ class TransactionInlineJson(PostsFromCopies):
         parameters=POST_PARAMS,
         responses=POST_RESPONSES,
     )
-    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
         body = request.data
         if not isinstance(body, dict):
             raise LedgerError(ErrorCode.BAD_REQUEST, "The request body must be a JSON object.")
@@ -253,12 +257,10 @@ class TransactionBatch(ScopedAPIView):
             **ERRORS,
         },
     )
-    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
         data = validated(TransactionBatchIn, request.data)
         claim = _claim(request, request.data)
-        ttl = (
-            idempotency.parse_tolerance(request.headers.get("tolerance")) or idempotency.DEFAULT_TTL
-        )
+        ttl = idempotency.parse_tolerance(_tolerance(request)) or idempotency.DEFAULT_TTL
         items = [_batch_item(item, ttl) for item in data["transactions"]]
         result = engine.post_batch(self.ledger, items, atomic=data["atomic"], claim=claim)
         return _respond(*answers.batch(result, atomic=data["atomic"]))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django.http import HttpResponse
 from rest_framework import renderers
 from rest_framework.utils import encoders
 
@@ -34,3 +35,16 @@ class JSONRenderer(renderers.JSONRenderer):
         if b"\xe2\x80\xa8" in out or b"\xe2\x80\xa9" in out:
             out = out.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
         return out
+
+
+_RENDERER = JSONRenderer()
+
+
+def json_response(body: Any, status: int, headers: Mapping[str, str] | None = None) -> HttpResponse:
+    """An answer rendered now, as DRF's ``Response`` is rendered once the view returns (the same
+    bytes and ``Content-Type``: the API always answers JSON, ``negotiation.AlwaysJson``), without
+    its deferred, per-request rendering machinery. The view still finalizes it (DRF adds its
+    ``Allow`` and ``Vary`` headers to any response). For the posting endpoints' answers."""
+    return HttpResponse(
+        _RENDERER.render(body), status=status, content_type=_RENDERER.media_type, headers=headers
+    )

@@ -103,3 +103,38 @@ def test_row_text_keeps_microseconds_and_writes_a_whole_second_as_isoformat_does
     fine = whole.replace(microsecond=30515)
     text = jsonbytes.row_text([{"a": whole, "b": fine, "big": BIG}])
     assert json.loads(text) == [{"a": whole.isoformat(), "b": fine.isoformat(), "big": BIG}]
+
+
+def _answered(answer_with):
+    """An APIView of the project's defaults (renderer, negotiation) answering ``answer_with``."""
+    from rest_framework.test import APIRequestFactory
+    from rest_framework.views import APIView
+
+    class View(APIView):
+        authentication_classes: list[type] = []
+        permission_classes: list[type] = []
+        throttle_classes: list[type] = []
+
+        def post(self, request):
+            return answer_with(SAMPLE, 201, {"Idempotent-Replayed": "true"})
+
+    request = APIRequestFactory().post("/x", {}, format="json", HTTP_ACCEPT="text/html")
+    response = View.as_view()(request)
+    if hasattr(response, "render"):
+        response.render()
+    return response
+
+
+def test_json_response_answers_what_drf_s_response_answers() -> None:
+    """The posting endpoints answer with ``json_response``: the same status, headers and
+    bytes as DRF's ``Response`` once the view has finalized and rendered it."""
+    from rest_framework.response import Response
+
+    from ledgerproject.api.renderers import json_response
+
+    theirs = _answered(lambda body, status, headers: Response(body, status, headers=headers))
+    ours = _answered(json_response)
+    assert ours.status_code == theirs.status_code == 201
+    assert dict(ours.headers) == dict(theirs.headers)
+    assert ours["Content-Type"] == "application/json"
+    assert ours.content == theirs.content
