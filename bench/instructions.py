@@ -11,12 +11,19 @@ kind (none, floor, spread) through the WSGI handler as gunicorn calls it. A kind
 instructions per posting is its count less the first's, over N. PostgreSQL's work is not
 counted (it is another process): this is the service's own part, the one changes to the Python
 move. Needs valgrind (Debian's ``valgrind`` package); about four minutes for N = 100.
-``--smoke`` runs the three processes without valgrind, to check that they work."""
+``--smoke`` runs the three processes without valgrind, to check that they work.
+
+``--twice MODULE:NAME`` (repeatable) prices one part of a spread posting: one more spread
+process runs with that function (or ``Class.method``) called twice where it is called once,
+and the difference from the spread's count is what one call of it costs. The part must be one
+that may run twice (no write, no read of a request's stream), and it must be called through
+the name given (a function imported by name into another module is not replaced there)."""
 
 from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import io
 import json
 import os
@@ -28,6 +35,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from bench.database import (
     DEFAULT_URL,
@@ -53,6 +61,10 @@ def main(argv: list[str]) -> None:
     parser.add_argument(
         "--smoke", action="store_true", help="run the three processes without valgrind: a check"
     )
+    parser.add_argument(
+        "--twice", action="append", default=[], metavar="MODULE:NAME",
+        help="price one part: a spread process that calls it twice (repeatable)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if not args.smoke and shutil.which("valgrind") is None:
         sys.exit("bench.instructions needs valgrind (apt-get install valgrind)")
@@ -66,10 +78,11 @@ def main(argv: list[str]) -> None:
     seeded = seed_ledger(accounts=300)
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as state:
         json.dump(seeded.__dict__, state)
+    kinds = (*KINDS, *(f"spread+{part}" for part in args.twice))
     try:
-        with ThreadPoolExecutor(len(KINDS)) as pool:
-            found = pool.map(lambda k: _count(k, count, state.name, url, args.smoke), KINDS)
-            counts = dict(zip(KINDS, found, strict=True))
+        with ThreadPoolExecutor(len(kinds)) as pool:
+            found = pool.map(lambda k: _count(k, count, state.name, url, args.smoke), kinds)
+            counts = dict(zip(kinds, found, strict=True))
     finally:
         os.unlink(state.name)
     if args.smoke:
@@ -80,6 +93,9 @@ def main(argv: list[str]) -> None:
     for kind, value in per.items():
         print(f"  {kind:7s} {value / 1e6:.3f} M")
     print(f"  floor / spread: {per['floor'] / per['spread']:.3f}")
+    for part in args.twice:
+        more = (counts[f"spread+{part}"] - counts["none"]) / count - per["spread"]
+        print(f"  one call of {part}: {more / 1e3:+.0f} K ({more / per['spread']:+.1%})")
 
 
 def _count(kind: str, count: int, state: str, url: str, smoke: bool) -> int:
@@ -99,9 +115,30 @@ def _count(kind: str, count: int, state: str, url: str, smoke: bool) -> int:
     return int(found.group(1))
 
 
+def _twice(part: str) -> None:
+    """``MODULE:NAME`` (``NAME`` may be ``Class.method``) replaced by a function that calls
+    it twice and answers the second call's result."""
+    module_name, _, dotted = part.partition(":")
+    owner: Any = importlib.import_module(module_name)
+    *path, name = dotted.split(".")
+    for step in path:
+        owner = getattr(owner, step)
+    once = getattr(owner, name)
+
+    def twice(*args: Any, **kwargs: Any) -> Any:
+        once(*args, **kwargs)
+        return once(*args, **kwargs)
+
+    setattr(owner, name, twice)
+
+
 def _child(kind: str, count: int, state_file: str, url: str) -> None:
-    """Warm up, then post ``count`` of ``kind`` (none: nothing more)."""
+    """Warm up, then post ``count`` of ``kind`` (none: nothing more; ``spread+MODULE:NAME``:
+    spread postings with that part called twice)."""
     setup_django(url)
+    kind, _, part = kind.partition("+")
+    if part:
+        _twice(part)
     from django.core.wsgi import get_wsgi_application
 
     with open(state_file) as state_in:
