@@ -56,6 +56,8 @@ def validate_metadata(value: Any, *, field: str = "metadata") -> dict[str, Any]:
         raise LedgerError(
             ErrorCode.BAD_REQUEST, f"'{field}' must be an object.", fields={field: "not an object"}
         )
+    if not value:
+        return value  # nothing to check: no key, and "{}" is within every bound
     if len(value) > MAX_KEYS:
         raise LedgerError(
             ErrorCode.BAD_REQUEST,

@@ -32,7 +32,13 @@ class TokenRateThrottle(SimpleRateThrottle):
         self.rate: str | None = None
         self.num_requests: int | None = None
         self.duration: int | None = None
-        self.cache = caches["throttle"]
+
+    @property
+    def cache(self) -> Any:  # type: ignore[override]
+        """The shared ``throttle`` cache, looked up only when a budget is counted (a throttle
+        is made for each request, and most requests count none: throttling is off by
+        default)."""
+        return caches["throttle"]
 
     def get_rate(self) -> str | None:
         return settings.API_THROTTLE_RATES.get(self.scope)
