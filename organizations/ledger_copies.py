@@ -27,6 +27,7 @@ The rules that keep this exactly as safe as reading the ledger first:
 
 from __future__ import annotations
 
+import functools
 import threading
 import uuid
 from collections import OrderedDict
@@ -100,9 +101,11 @@ def copy_of(
     epoch = principal.unconfirmed_epoch
     if epoch is None:
         return None
-    try:
-        key = (uuid.UUID(str(organization_id)), uuid.UUID(str(ledger_id)))
-    except (ValueError, TypeError, AttributeError):
+    organization_text, ledger_text = str(organization_id), str(ledger_id)
+    if len(organization_text) > 64 or len(ledger_text) > 64:
+        return None  # not kept: an id in an unusual form is read the ordinary way
+    key = _path_ids(organization_text, ledger_text)
+    if key is None:
         return None
     entry = _copies.get(key)
     if entry is None or entry.epoch != epoch or not principal.reaches(entry.path):
@@ -112,6 +115,16 @@ def copy_of(
     ledger.organization = organization
     ledger.copy_check = Check(epoch)  # type: ignore[attr-defined]
     return organization, ledger
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
+def _path_ids(organization_id: str, ledger_id: str) -> tuple[uuid.UUID, uuid.UUID] | None:
+    """The path's two ids as UUIDs, or None when one is not a UUID; kept for the paths seen
+    last (the same ledger is posted to again and again)."""
+    try:
+        return uuid.UUID(organization_id), uuid.UUID(ledger_id)
+    except ValueError:
+        return None
 
 
 def check_of(ledger: Any) -> Check | None:

@@ -186,3 +186,21 @@ def test_a_copy_no_statement_confirmed_is_confirmed_by_one_of_its_own(warm):
     with pytest.raises(ledger_copies.CopyChanged):
         ledger_copies.confirm_now(copy)
     assert ledger_copies.copy_of(principal, organization_id, ledger_id) is None  # dropped
+
+
+def test_a_copy_is_found_by_any_spelling_of_its_ids_and_never_by_a_malformed_one(warm):
+    """The path's ids are parsed as UUIDs (the parsing kept for the paths seen last): another
+    spelling of the same ids finds the same copy, a malformed or overlong one none, and a
+    posting through such a path answers as the ordinary path does."""
+    token = ApiToken.objects.get(name="root")
+    _, _, _, organization_id, _, ledger_id = warm.url.split("/")
+    _, epoch = ledger_lookup(TokenPrincipal(token, ()), organization_id, ledger_id)
+    principal = TokenPrincipal(token, (), epoch=epoch)
+    _, copy = ledger_copies.copy_of(principal, organization_id, ledger_id)
+    _, same = ledger_copies.copy_of(principal, organization_id.upper(), "{" + ledger_id + "}")
+    assert same.pk == copy.pk and same.organization_id == copy.organization_id
+    assert ledger_copies.copy_of(principal, organization_id, "not-a-uuid") is None
+    dashed = "--".join(ledger_id.replace("-", ""))  # a UUID still, in 94 characters
+    assert ledger_copies.copy_of(principal, organization_id, dashed) is None
+    path = warm.url.rsplit("/", 1)[0] + "/not-a-uuid/transactions"
+    assert_error(warm.api.post(path, PAY), 404, "0007")
