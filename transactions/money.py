@@ -138,7 +138,7 @@ class BalanceBook:
             Operation,
             organization_id=tx.organization_id,
             ledger_id=tx.ledger_id,
-            transaction=tx,
+            transaction_id=tx.id,
             account_id=leg.account_id,
             account_alias=leg.alias,
             portfolio_id=leg.portfolio_id,

@@ -131,7 +131,7 @@ def prepare(
         organization_id=ledger.organization_id,
         ledger_id=ledger.pk,
         parent_id=request.parent_id,
-        template=template,
+        template_id=None if template is None else template.pk,
         type=template.code if template is not None else "",
         description=plan.description if request.description is None else request.description,
         status=Transaction.PRE_APPROVED if pending else Transaction.SENT,
