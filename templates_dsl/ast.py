@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from types import MappingProxyType
 from typing import NamedTuple
 
 from ledgerproject import amounts
@@ -166,7 +164,8 @@ class Template:
         return tuple(dict.fromkeys(names))
 
     @cached_property
-    def variables(self) -> Mapping[str, None]:
-        """Every variable the template uses, amounts first, each once, in text order."""
-        names = (*self.amount_variables(), *self.account_variables())
-        return MappingProxyType(dict.fromkeys(names))
+    def variables(self) -> dict[str, None]:
+        """Every variable the template uses, amounts first, each once, in text order. Shared by
+        every posting planned with the template: read it, never change it (a plain dict, so
+        that the template can still be copied and pickled)."""
+        return dict.fromkeys((*self.amount_variables(), *self.account_variables()))

@@ -28,7 +28,7 @@ class JSONRenderer(renderers.JSONRenderer):
         media_type, context = accepted_media_type or "", renderer_context or {}
         # DRF's ``get_indent`` reads an ``indent`` parameter of the media type, else the
         # context's: without either there is nothing to parse on each answer.
-        asked = "indent" in media_type or "indent" in context
+        asked = "indent" in media_type.lower() or "indent" in context
         if asked and self.get_indent(media_type, context) is not None:
             return super().render(data, accepted_media_type, renderer_context)
         out = jsonbytes.dumps(data, _DEFAULT)

@@ -34,11 +34,15 @@ class TokenRateThrottle(SimpleRateThrottle):
         self.duration: int | None = None
 
     @property
-    def cache(self) -> Any:  # type: ignore[override]
-        """The shared ``throttle`` cache, looked up only when a budget is counted (a throttle
-        is made for each request, and most requests count none: throttling is off by
-        default)."""
-        return caches["throttle"]
+    def cache(self) -> Any:
+        """The shared ``throttle`` cache (unless one was set), looked up only when a budget is
+        counted: a throttle is made for each request, and most requests count none (throttling
+        is off by default)."""
+        return self.__dict__.get("_cache") or caches["throttle"]
+
+    @cache.setter
+    def cache(self, value: Any) -> None:
+        self._cache = value
 
     def get_rate(self) -> str | None:
         return settings.API_THROTTLE_RATES.get(self.scope)
