@@ -1,20 +1,30 @@
-"""Request and response shapes for transactions, operations, balances and charts."""
+"""Request and response shapes for transactions, operations, balances and charts, and the
+parameters and answers the transaction endpoints document (OpenAPI)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema_field
 from rest_framework import serializers
 
 from ledgerproject.amounts import MAX_AMOUNT
 from ledgerproject.api.fields import MetadataField, StrictIntegerField, TimestampField, declared
-from ledgerproject.api.schema import ErrorSerializer
+from ledgerproject.api.schema import (
+    COMMON_ERRORS,
+    NO_NUL,
+    ErrorSerializer,
+    date_parameter,
+    error_responses,
+    metadata_parameter,
+    page_parameters,
+    text_parameter,
+)
 from ledgerproject.api.serializers import InputSerializer
 from ledgerproject.errors import ErrorCode, LedgerError
 from outbox import renderers
 from templates_dsl.limits import MAX_TEMPLATE_BYTES
-from transactions import selectors
+from transactions import answers, idempotency, selectors
 from transactions.engine import MAX_BATCH
 from transactions.models import Transaction
 from transactions.rendering import transaction_data
@@ -317,6 +327,61 @@ class ChartOut(serializers.Serializer):
     startDate = serializers.CharField(allow_null=True)
     endDate = serializers.CharField(allow_null=True)
     data = ChartItemOut(many=True)  # type: ignore[assignment]
+
+
+# The endpoints' documented parameters and answers (drf-spectacular), beside the shapes.
+
+ERRORS = error_responses(*COMMON_ERRORS, 409, 422)
+
+LIST_PARAMS = [
+    date_parameter("beginDate", "Inclusive date or timestamp."),
+    date_parameter("endDate", "Inclusive date or timestamp."),
+    text_parameter("assetCode"),
+    text_parameter("status", many=True),
+    text_parameter("type", description="Template code."),
+    OpenApiParameter("parentTransactionId", {"type": "string", "format": "uuid"}),
+    metadata_parameter(),
+    *page_parameters(),
+]
+IDEMPOTENCY_KEY = {"type": "string", "minLength": 1, "maxLength": 255, "pattern": NO_NUL}
+KEY_HEADERS = [
+    OpenApiParameter("idempotencyKey", IDEMPOTENCY_KEY, OpenApiParameter.HEADER),
+    OpenApiParameter("Idempotency-Key", IDEMPOTENCY_KEY, OpenApiParameter.HEADER),
+    OpenApiParameter(
+        "tolerance",
+        {"type": "integer", "minimum": 0, "maximum": idempotency.MAX_TOLERANCE},
+        OpenApiParameter.HEADER,
+    ),
+]
+
+
+POST_PARAMS = [
+    OpenApiParameter("dryRun", bool, description="Check and simulate; write nothing."),
+    *KEY_HEADERS,
+    OpenApiParameter(
+        answers.DRY_RUN_HEADER,
+        str,
+        OpenApiParameter.HEADER,
+        response=[200],
+        description="`true` on a dry run's answer: nothing was written.",
+    ),
+    OpenApiParameter(
+        "Idempotent-Replayed",
+        str,
+        OpenApiParameter.HEADER,
+        response=[200, 201],
+        description="`true` when the idempotency key's first answer is replayed.",
+    ),
+]
+POST_RESPONSES = {
+    201: TransactionOut,
+    200: OpenApiResponse(
+        DryRunOut,
+        description="A dry run (`dryRun: true`, header `Dry-Run: true`; nothing was "
+        "written), or an idempotent replay (header `Idempotent-Replayed: true`)",
+    ),
+    **ERRORS,
+}
 
 
 renderers.register(Transaction, "transaction", transaction_data, plain=True)

@@ -16,15 +16,7 @@ from ledgerproject.api.exceptions import api_error_for
 from ledgerproject.api.filters import known_filters, run_filterset
 from ledgerproject.api.pagination import KeysetPage
 from ledgerproject.api.renderers import json_response
-from ledgerproject.api.schema import (
-    COMMON_ERRORS,
-    NO_NUL,
-    date_parameter,
-    error_responses,
-    metadata_parameter,
-    page_parameters,
-    text_parameter,
-)
+from ledgerproject.api.schema import date_parameter
 from ledgerproject.api.serializers import validated
 from ledgerproject.api.views import ScopedAPIView
 from ledgerproject.errors import ErrorCode, LedgerError
@@ -38,11 +30,15 @@ from transactions.filters import TransactionFilter
 from transactions.models import Transaction
 from transactions.rendering import transaction_data
 from transactions.serializers import (
+    ERRORS,
+    KEY_HEADERS,
+    LIST_PARAMS,
+    POST_PARAMS,
+    POST_RESPONSES,
     BatchItemOut,
     ChartIn,
     ChartOut,
     CommitIn,
-    DryRunOut,
     InlineDslIn,
     InlineJsonIn,
     OperationOut,
@@ -53,77 +49,25 @@ from transactions.serializers import (
     TransactionOut,
 )
 
-ERRORS = error_responses(*COMMON_ERRORS, 409, 422)
-
-LIST_PARAMS = [
-    date_parameter("beginDate", "Inclusive date or timestamp."),
-    date_parameter("endDate", "Inclusive date or timestamp."),
-    text_parameter("assetCode"),
-    text_parameter("status", many=True),
-    text_parameter("type", description="Template code."),
-    OpenApiParameter("parentTransactionId", {"type": "string", "format": "uuid"}),
-    metadata_parameter(),
-    *page_parameters(),
-]
-IDEMPOTENCY_KEY = {"type": "string", "minLength": 1, "maxLength": 255, "pattern": NO_NUL}
-KEY_HEADERS = [
-    OpenApiParameter("idempotencyKey", IDEMPOTENCY_KEY, OpenApiParameter.HEADER),
-    OpenApiParameter("Idempotency-Key", IDEMPOTENCY_KEY, OpenApiParameter.HEADER),
-    OpenApiParameter(
-        "tolerance",
-        {"type": "integer", "minimum": 0, "maximum": idempotency.MAX_TOLERANCE},
-        OpenApiParameter.HEADER,
-    ),
-]
-
-
-POST_PARAMS = [
-    OpenApiParameter("dryRun", bool, description="Check and simulate; write nothing."),
-    *KEY_HEADERS,
-    OpenApiParameter(
-        answers.DRY_RUN_HEADER,
-        str,
-        OpenApiParameter.HEADER,
-        response=[200],
-        description="`true` on a dry run's answer: nothing was written.",
-    ),
-    OpenApiParameter(
-        "Idempotent-Replayed",
-        str,
-        OpenApiParameter.HEADER,
-        response=[200, 201],
-        description="`true` when the idempotency key's first answer is replayed.",
-    ),
-]
-POST_RESPONSES = {
-    201: TransactionOut,
-    200: OpenApiResponse(
-        DryRunOut,
-        description="A dry run (`dryRun: true`, header `Dry-Run: true`; nothing was "
-        "written), or an idempotent replay (header `Idempotent-Replayed: true`)",
-    ),
-    **ERRORS,
-}
-
 
 def render_transactions(rows: list[Transaction]) -> list[Any]:
     return [transaction_data(tx) for tx in rows]
 
 
-def _key(request: Request) -> str | None:
-    """The ``idempotencyKey`` header, else ``Idempotency-Key`` (read from the WSGI
-    environment, as ``request.headers`` would, without building every header's entry)."""
+def _header(request: Request, *names: str) -> str | None:
+    """The first of these headers sent, read from the WSGI environment (``HTTP_<NAME>``) as
+    ``request.headers`` reads it, without building an entry for every header."""
     meta = request._request.META
-    return meta.get("HTTP_IDEMPOTENCYKEY", meta.get("HTTP_IDEMPOTENCY_KEY"))
+    return next((meta[name] for name in names if name in meta), None)
 
 
-def _tolerance(request: Request) -> str | None:
-    """The ``tolerance`` header, read as ``_key`` reads its own."""
-    return request._request.META.get("HTTP_TOLERANCE")
+def _key(request: Request) -> str | None:
+    return _header(request, "HTTP_IDEMPOTENCYKEY", "HTTP_IDEMPOTENCY_KEY")
 
 
 def _claim(request: Request, body: Any) -> idempotency.Claim | None:
-    return idempotency.claim_for(key=_key(request), tolerance=_tolerance(request), body=body)
+    tolerance = _header(request, "HTTP_TOLERANCE")
+    return idempotency.claim_for(key=_key(request), tolerance=tolerance, body=body)
 
 
 class PostsFromCopies(ScopedAPIView):
@@ -260,7 +204,10 @@ class TransactionBatch(ScopedAPIView):
     def post(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
         data = validated(TransactionBatchIn, request.data)
         claim = _claim(request, request.data)
-        ttl = idempotency.parse_tolerance(_tolerance(request)) or idempotency.DEFAULT_TTL
+        ttl = (
+            idempotency.parse_tolerance(_header(request, "HTTP_TOLERANCE"))
+            or idempotency.DEFAULT_TTL
+        )
         items = [_batch_item(item, ttl) for item in data["transactions"]]
         result = engine.post_batch(self.ledger, items, atomic=data["atomic"], claim=claim)
         return _respond(*answers.batch(result, atomic=data["atomic"]))
