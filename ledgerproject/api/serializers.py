@@ -55,11 +55,6 @@ class InputSerializer(serializers.Serializer):
             shared = _SHARED_FIELDS[cls] = _own_fields(cls())
         return shared
 
-    @staticmethod
-    def quick(data: Any) -> dict[str, Any] | None:
-        """A class's shortcut for the bodies it knows (``validated``): none by default."""
-        return None
-
     def to_internal_value(self, data: Any) -> Any:
         if not isinstance(data, dict):
             raise LedgerError(ErrorCode.BAD_REQUEST, "The request body must be a JSON object.")
@@ -111,10 +106,9 @@ def validated(serializer_class: type[InputSerializer], data: Any, **kwargs: Any)
     """The body validated by the serializer. A class may declare ``quick`` (its own, not
     inherited: a subclass adds fields): a function that answers what the serializer would for
     the bodies it knows, and None for the others, which the serializer validates."""
-    if not kwargs and "quick" in serializer_class.__dict__:
-        found = serializer_class.quick(data)
-        if found is not None:
-            return found
+    quick = None if kwargs else serializer_class.__dict__.get("quick")
+    if quick is not None and (found := quick(data)) is not None:
+        return found
     serializer = serializer_class(data=data, **kwargs)
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)
