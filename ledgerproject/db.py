@@ -10,7 +10,7 @@ from typing import Any
 from django.db import IntegrityError, connection, models, transaction
 from django.db.models import F, QuerySet, Sum
 from django.utils import timezone
-from uuid6 import uuid7
+from uuid_utils.compat import uuid7
 
 from ledgerproject.amounts import MAX_DIGITS
 from ledgerproject.errors import LedgerError
@@ -89,8 +89,10 @@ def apply_changes(obj: Any, data: dict[str, Any]) -> Any:
 
 
 def new_id() -> uuid.UUID:
-    """Time-ordered UUIDv7 ids keep primary-key indexes append-mostly."""
-    return uuid.UUID(int=uuid7().int)
+    """Time-ordered UUIDv7 ids keep primary-key indexes append-mostly. ``uuid_utils.compat``
+    makes them in Rust (increasing within a millisecond too) and answers the standard
+    library's ``uuid.UUID`` itself, a fifth of the work of building one in Python."""
+    return uuid7()
 
 
 class TimestampedModel(models.Model):
