@@ -8,7 +8,7 @@ import datetime as dt
 import uuid
 
 import pytest
-from django.db.models.signals import post_init
+from django.db.models.signals import post_init, pre_init
 
 from ledgerproject import rows
 from organizations.models import Account, Ledger, Organization
@@ -104,6 +104,23 @@ def test_init_signals_are_sent_when_something_listens() -> None:
     with _post_init_of(Event) as seen:
         event = rows.new(Event, type="x")
     assert seen == [event]
+
+
+def test_pre_init_too_and_only_for_the_model_listened_to() -> None:
+    seen = []
+
+    def listener(sender, **kwargs):
+        seen.append(sender)
+
+    pre_init.connect(listener, sender=Event)
+    try:
+        rows.new(Organization, path="x")  # another model: nothing sent
+        rows.new(Event, type="x")
+        rows.loaded(Event, ("seq",), (1,))
+    finally:
+        pre_init.disconnect(listener, sender=Event)
+    rows.new(Event, type="y")  # no longer listened to
+    assert seen == [Event, Event]
 
 
 def test_loaded_builds_the_instance_from_db_builds() -> None:
