@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from contextvars import ContextVar
 from typing import Any
 
 from django.db import IntegrityError, connection, models, transaction
@@ -86,6 +88,30 @@ def apply_changes(obj: Any, data: dict[str, Any]) -> Any:
     for field, value in data.items():
         setattr(obj, field, value)
     return obj
+
+
+_shared_cursor: ContextVar[Any] = ContextVar("shared_cursor", default=None)
+
+
+@contextlib.contextmanager
+def one_cursor() -> Iterator[Any]:
+    """The statements run inside through ``cursor()`` share one cursor. Making a cursor costs
+    Django and psycopg more Python than running a short statement does (each wraps, checks
+    and copies its adapters), so the engine opens one for all the statements of a posting's
+    database transaction. The ORM's queries still make their own."""
+    with connection.cursor() as shared:
+        token = _shared_cursor.set(shared)
+        try:
+            yield shared
+        finally:
+            _shared_cursor.reset(token)
+
+
+def cursor() -> AbstractContextManager[Any]:
+    """``connection.cursor()``, or, inside ``one_cursor``, the cursor it shares (left open
+    on leaving: its owner closes it)."""
+    shared = _shared_cursor.get()
+    return connection.cursor() if shared is None else contextlib.nullcontext(shared)
 
 
 def new_id() -> uuid.UUID:

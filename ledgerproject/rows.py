@@ -21,7 +21,7 @@ from django.db.models.fields.related import ForeignObjectRel
 from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
 from django.db.models.signals import ModelSignal, post_init, pre_init
 
-from ledgerproject.db import bind_arrays, field_of
+from ledgerproject.db import bind_arrays, cursor, field_of
 
 M = TypeVar("M", bound=models.Model)
 Converter = Callable[[Any, Any, Any], Any]
@@ -75,9 +75,9 @@ class Select(Generic[M]):
 
     def fetch(self, params: Sequence[Any]) -> list[M]:
         width = len(self.fields)
-        with connection.cursor() as cursor:
-            cursor.execute(*bind_arrays(self.sql, params))
-            rows = cursor.fetchall()
+        with cursor() as shared:
+            shared.execute(*bind_arrays(self.sql, params))
+            rows = shared.fetchall()
         out = []
         for row in rows:
             obj = self.build(row, 0)
@@ -115,9 +115,9 @@ class Join:
         return f"SELECT {', '.join([*names, *self.extra])} {self.rest}"
 
     def fetch(self, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-        with connection.cursor() as cursor:
-            cursor.execute(*bind_arrays(self.sql, params))
-            rows = cursor.fetchall()
+        with cursor() as shared:
+            shared.execute(*bind_arrays(self.sql, params))
+            rows = shared.fetchall()
         out = []
         for row in rows:
             built, start = [], 0

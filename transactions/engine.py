@@ -6,7 +6,8 @@ one query per kind at most) -> plan (the template and its variables make the leg
 durable database transaction: the accounts read and their balances locked in balance-id order,
 in one statement (``PostingLookups.lock_accounts``) -> checks (accounts' asset, status and
 flags) -> idempotency keys taken -> the legs applied to the balances in memory
-(``money.BalanceBook``) -> one guarded write of transactions, operations and balances -> the
+(``money.BalanceBook``) -> one guarded write of transactions, operations and balances (the
+statements of the database transaction share one cursor, ``db.one_cursor``) -> the
 caller renders the answer, once, after COMMIT, and records it on the key
 (``answers.record_answers``).
 
@@ -23,7 +24,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from ledgerproject.db import new_id
+from ledgerproject.db import new_id, one_cursor
 from ledgerproject.errors import LedgerError
 from organizations import ledger_copies
 from organizations.models import Balance, Ledger
@@ -346,7 +347,7 @@ def _attempt(run: _Run, claim: idempotency.Claim | None, lookups: PostingLookups
         return Batch([o for o in run.outcomes if o is not None])
     record = None
     try:
-        with transaction.atomic(durable=True):
+        with transaction.atomic(durable=True), one_cursor():
             if claim is not None:
                 status = 201 if atomic else 200
                 taken = idempotency.take(ledger, [idempotency.Stored(claim, status)])

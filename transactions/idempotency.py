@@ -29,7 +29,7 @@ from typing import Any
 from django.db import IntegrityError, connection
 from django.utils import timezone
 
-from ledgerproject.db import field_of
+from ledgerproject.db import cursor, field_of
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.formats import digits_to_int
 from organizations.models import Ledger
@@ -177,15 +177,15 @@ def _insert(ledger: Ledger, rows: Sequence[Stored]) -> dict[str, IdempotencyKey]
     now = timezone.now()
     expires = [now + dt.timedelta(seconds=r.claim.ttl_seconds) for r in rows]
     written: list[tuple[int, str]] = []
-    with connection.cursor() as cursor:
+    with cursor() as shared:
         if connection.vendor == "postgresql":
-            cursor.execute(
+            shared.execute(
                 INSERT_KEYS,
                 [ledger.organization_id, ledger.pk, now, [r.claim.key for r in rows],
                  [r.claim.request_hash for r in rows], [r.status for r in rows],
                  [r.transaction_id for r in rows], expires],
             )  # fmt: skip
-            written = cursor.fetchall()
+            written = shared.fetchall()
         else:
             for row, expiry in zip(rows, expires, strict=True):
                 values = {
@@ -194,12 +194,12 @@ def _insert(ledger: Ledger, rows: Sequence[Stored]) -> dict[str, IdempotencyKey]
                     "response_status": row.status, "transaction": row.transaction_id,
                     "created_at": now, "expires_at": expiry,
                 }  # fmt: skip
-                cursor.execute(
+                shared.execute(
                     INSERT_KEY,
                     [field_of(IdempotencyKey, name).get_db_prep_save(value, connection)
                      for name, value in values.items()],
                 )  # fmt: skip
-                written += cursor.fetchall()
+                written += shared.fetchall()
     return {key: IdempotencyKey(pk=pk, key=key) for pk, key in written}
 
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 from django.db import connection
 
-from ledgerproject.db import ArrayParam
+from ledgerproject.db import ArrayParam, cursor
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.rows import Select
 from organizations.models import Balance, Ledger
@@ -69,11 +69,11 @@ def try_lock_keys(*, ledger_id: uuid.UUID, keys: Iterable[str]) -> set[str]:
     wanted = sorted(set(keys))
     if connection.vendor != "postgresql" or not wanted:
         return set()
-    with connection.cursor() as cursor:
-        cursor.execute(
+    with cursor() as shared:
+        shared.execute(
             "SELECT pg_try_advisory_xact_lock(k) FROM unnest(%s::bigint[]) WITH ORDINALITY "
             "AS t(k, n) ORDER BY n",
             [[_key_lock_id(ledger_id, key) for key in wanted]],
         )
-        taken = [row[0] for row in cursor.fetchall()]
+        taken = [row[0] for row in shared.fetchall()]
     return {key for key, ok in zip(wanted, taken, strict=True) if not ok}

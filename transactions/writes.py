@@ -20,7 +20,7 @@ from typing import Any
 from django.db import connection
 
 from ledgerproject import jsonbytes
-from ledgerproject.db import field_of, pg_array
+from ledgerproject.db import cursor, field_of, pg_array
 from organizations.models import Balance
 from outbox.events import event_rows_json
 from outbox.models import Event
@@ -85,8 +85,8 @@ def write_posting(
             Event.objects.bulk_create(events)
         _update_balances(balances)
         return True
-    with connection.cursor() as cursor:
-        cursor.execute(
+    with cursor() as shared:
+        shared.execute(
             WRITE_POSTING,
             {
                 "org": guard.organization_id,
@@ -99,7 +99,7 @@ def write_posting(
                 "balances": _rows_json(balances, ("id", *BALANCE_STATE)),
             },
         )
-        return bool(cursor.fetchone()[0])
+        return bool(shared.fetchone()[0])
 
 
 def _update_balances(rows: list[Balance]) -> None:
@@ -107,8 +107,8 @@ def _update_balances(rows: list[Balance]) -> None:
     fields = [field_of(Balance, name) for name in BALANCE_STATE]
     pk = Balance._meta.pk
     assert pk is not None
-    with connection.cursor() as cursor:
-        cursor.executemany(
+    with cursor() as shared:
+        shared.executemany(
             UPDATE_BALANCE,
             [
                 [f.get_db_prep_save(getattr(b, f.attname), connection) for f in fields]
