@@ -74,7 +74,13 @@ LOCK_ACCOUNTS_FROM = (
     "ORDER BY b.id FOR UPDATE OF b"
 )
 _ACCOUNT_PART = Select(Account, "a", "", only=POSTING_ACCOUNT_FIELDS)
-_BALANCE_PART = Select(Balance, "b", "")
+# What a posting reads of a balance: the engine's book (``money.BalanceBook``) and the write
+# need no more (the organization and ledger are the posting's, the asset the account's).
+POSTING_BALANCE_FIELDS = (
+    "id", "account", "is_external", "available", "on_hold", "scale", "overdraft_limit",
+    "version", "updated_at",
+)  # fmt: skip
+_BALANCE_PART = Select(Balance, "b", "", only=POSTING_BALANCE_FIELDS)
 # Its extra values, each when needed: whether the cached templates are unchanged, and what
 # confirms a ledger kept by the process (``organizations.ledger_copies``).
 LOCK_ACCOUNTS_SQL = {
