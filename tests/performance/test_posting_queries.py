@@ -90,6 +90,7 @@ def _statements_by_cursor(monkeypatch, call) -> list[tuple[int, str]]:
     return ran
 
 
+@pytest.mark.postgres
 @pytest.mark.skipif(
     connection.vendor != "postgresql",
     reason="on SQLite the balances are read and the rows written by the ORM, cursor by cursor",

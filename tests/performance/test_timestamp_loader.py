@@ -15,6 +15,7 @@ from psycopg.pq import Format
 from organizations.models import Organization
 
 pytestmark = [
+    pytest.mark.postgres,
     pytest.mark.django_db,
     pytest.mark.skipif(
         connection.vendor != "postgresql", reason="psycopg's loaders are PostgreSQL's"
