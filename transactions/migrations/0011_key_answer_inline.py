@@ -1,0 +1,20 @@
+"""An idempotency key's row is kept whole and uncompressed up to a page
+(``toast_tuple_target``), as an event's is (outbox 0002): the answer it records for a posting
+is about 2 KB, just over the size past which PostgreSQL compresses a row's large values, so a
+keyed posting paid for a compression on its key's row to save about 1 KB, and every replay for
+the matching decompression. A larger answer (a batch's) is compressed as before."""
+
+from django.db import migrations
+
+from ledgerproject.db import postgresql_only
+
+
+class Migration(migrations.Migration):
+    dependencies = [("transactions", "0010_write_posting_balance_index")]
+
+    operations = [
+        postgresql_only(
+            "ALTER TABLE transactions_idempotencykey SET (toast_tuple_target = 8160)",
+            "ALTER TABLE transactions_idempotencykey RESET (toast_tuple_target)",
+        )
+    ]
