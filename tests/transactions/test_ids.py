@@ -49,3 +49,31 @@ def test_threads_never_share_an_id() -> None:
     every = [i for out in found for i in out]
     assert len(set(every)) == len(every) == 40_000
     assert all(out == sorted(out) for out in found)
+
+
+def test_a_forked_process_never_repeats_its_parent_s_ids() -> None:
+    """gunicorn forks its workers from a process that may have made ids already: a worker must
+    not inherit the state that would make it repeat another's."""
+    import os
+
+    before = new_id()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its ids to the pipe, then gone without running pytest's exit
+        os.close(read)
+        os.write(write, "\n".join(str(new_id()) for _ in range(2_000)).encode())
+        os._exit(0)
+    os.close(write)
+    mine = {new_id() for _ in range(2_000)}
+    chunks = []
+    while chunk := os.read(read, 65536):
+        chunks.append(chunk)
+    os.close(read)
+    os.waitpid(pid, 0)
+    theirs = {uuid.UUID(text) for text in b"".join(chunks).decode().split("\n")}
+    assert len(theirs) == 2_000
+    assert not (mine & theirs) and before not in theirs
+    # made in the same millisecond, they still differ in their random bits
+    assert {u.int & ((1 << 62) - 1) for u in mine}.isdisjoint(
+        {u.int & ((1 << 62) - 1) for u in theirs}
+    )

@@ -53,7 +53,9 @@ class DatabaseWrapper(base.DatabaseWrapper):
 
     def get_connection_params(self) -> dict[str, Any]:
         params = super().get_connection_params()
-        context = params.get("context")
+        context = params.get("context")  # Django's adapters template, kept by the process
         if context is not None and self.timezone is dt.UTC:
-            context.register_loader("timestamptz", UtcTimestamptzLoader)
+            oid = context.types["timestamptz"].oid
+            if context.get_loader(oid, Format.TEXT) is not UtcTimestamptzLoader:
+                context.register_loader("timestamptz", UtcTimestamptzLoader)  # once
         return params
