@@ -75,9 +75,7 @@ class Select(Generic[M]):
 
     def fetch(self, params: Sequence[Any]) -> list[M]:
         width = len(self.fields)
-        with cursor() as shared:
-            shared.execute(*bind_arrays(self.sql, params))
-            rows = shared.fetchall()
+        rows = _rows(self.sql, params)
         out = []
         for row in rows:
             obj = self.build(row, 0)
@@ -115,9 +113,7 @@ class Join:
         return f"SELECT {', '.join([*names, *self.extra])} {self.rest}"
 
     def fetch(self, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-        with cursor() as shared:
-            shared.execute(*bind_arrays(self.sql, params))
-            rows = shared.fetchall()
+        rows = _rows(self.sql, params)
         out = []
         for row in rows:
             built, start = [], 0
@@ -126,6 +122,13 @@ class Join:
                 start += len(part.fields)
             out.append((*built, tuple(row[start:])))
         return out
+
+
+def _rows(sql: str, params: Sequence[Any]) -> list[Any]:
+    """The statement's rows, on the cursor the posting shares when there is one."""
+    with cursor() as shared:
+        shared.execute(*bind_arrays(sql, params))
+        return shared.fetchall()
 
 
 def loaded(model: type[M], attnames: Sequence[str], values: Sequence[Any]) -> M:

@@ -10,15 +10,10 @@ page, not down to about 2 KB as before."""
 
 from django.db import migrations
 
-from ledgerproject.db import postgresql_only
+from ledgerproject.db import rows_kept_whole
 
 
 class Migration(migrations.Migration):
     dependencies = [("outbox", "0001_events_and_webhooks")]
 
-    operations = [
-        postgresql_only(
-            "ALTER TABLE outbox_event SET (toast_tuple_target = 8160)",
-            "ALTER TABLE outbox_event RESET (toast_tuple_target)",
-        )
-    ]
+    operations = [rows_kept_whole("outbox_event")]

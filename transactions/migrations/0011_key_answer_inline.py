@@ -7,15 +7,10 @@ compressed until it fits a page, not down to about 2 KB as before."""
 
 from django.db import migrations
 
-from ledgerproject.db import postgresql_only
+from ledgerproject.db import rows_kept_whole
 
 
 class Migration(migrations.Migration):
     dependencies = [("transactions", "0010_write_posting_balance_index")]
 
-    operations = [
-        postgresql_only(
-            "ALTER TABLE transactions_idempotencykey SET (toast_tuple_target = 8160)",
-            "ALTER TABLE transactions_idempotencykey RESET (toast_tuple_target)",
-        )
-    ]
+    operations = [rows_kept_whole("transactions_idempotencykey")]
