@@ -75,7 +75,9 @@ class Select(Generic[M]):
 
     def fetch(self, params: Sequence[Any]) -> list[M]:
         width = len(self.fields)
-        rows = _rows(self.sql, params)
+        with cursor() as shared:
+            shared.execute(*bind_arrays(self.sql, params))
+            rows = shared.fetchall()
         out = []
         for row in rows:
             obj = self.build(row, 0)
@@ -113,7 +115,9 @@ class Join:
         return f"SELECT {', '.join([*names, *self.extra])} {self.rest}"
 
     def fetch(self, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-        rows = _rows(self.sql, params)
+        with cursor() as shared:
+            shared.execute(*bind_arrays(self.sql, params))
+            rows = shared.fetchall()
         out = []
         for row in rows:
             built, start = [], 0
@@ -122,13 +126,6 @@ class Join:
                 start += len(part.fields)
             out.append((*built, tuple(row[start:])))
         return out
-
-
-def _rows(sql: str, params: Sequence[Any]) -> list[Any]:
-    """The statement's rows, on the cursor the posting shares when there is one."""
-    with cursor() as shared:
-        shared.execute(*bind_arrays(sql, params))
-        return shared.fetchall()
 
 
 def loaded(model: type[M], attnames: Sequence[str], values: Sequence[Any]) -> M:
