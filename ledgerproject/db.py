@@ -15,6 +15,7 @@ from uuid_utils.compat import uuid7
 
 from ledgerproject.amounts import MAX_DIGITS
 from ledgerproject.errors import LedgerError
+from ledgerproject.formats import str_of
 from ledgerproject.metadata import validate_metadata
 
 
@@ -180,7 +181,7 @@ def pg_array(values: Iterable[Any]) -> str:
     for value in values:
         if value is None:
             raise ValueError("pg_array: None in an array parameter")
-        text = str(value)
+        text = str_of(value)
         if "\\" in text or '"' in text:
             text = text.replace("\\", "\\\\").replace('"', '\\"')
         quoted.append(f'"{text}"')

@@ -5,7 +5,10 @@ Used by the API, the admin and the commands alike."""
 from __future__ import annotations
 
 import datetime as dt
+import uuid
+from typing import Any
 
+import orjson
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
@@ -29,9 +32,25 @@ def digits_to_int(raw: str | None, *, max_digits: int = 9) -> int | None:
 
 
 def render_timestamp(value: dt.datetime | None) -> str | None:
+    """``TIMESTAMP_FORMAT`` in UTC. ``strftime`` parses its format on every call; for a year of
+    four digits ``isoformat`` writes the same text to the second in a sixth of the work (below
+    1000 ``strftime``'s ``%Y`` does not pad, so those go through it)."""
     if value is None:
         return None
-    return value.astimezone(dt.UTC).strftime(TIMESTAMP_FORMAT)
+    if value.tzinfo is not dt.UTC:
+        value = value.astimezone(dt.UTC)
+    if value.year >= 1000:
+        return value.isoformat(timespec="seconds")[:19] + "+0000"
+    return value.strftime(TIMESTAMP_FORMAT)
+
+
+def str_of(value: Any) -> str:
+    """``str(value)``. The standard library writes a UUID's text in Python; orjson writes the
+    same text (lowercase, hyphenated) in C, in a third of the work. Anything but a
+    ``uuid.UUID`` itself goes through ``str``."""
+    if type(value) is uuid.UUID:
+        return orjson.dumps(value)[1:-1].decode()
+    return str(value)
 
 
 def parse_timestamp(raw: str, *, field: str, end_of_day: bool = False) -> dt.datetime:

@@ -241,6 +241,8 @@ def _substitution(values: Mapping[str, int | str]) -> Callable[[str], str]:
     every ``$name`` there is a declared variable, so one pass of one pattern does it."""
 
     def substitute(text: str) -> str:
+        if "$" not in text:  # no name to replace (most texts): no pattern to run
+            return text
         return VARIABLE_RE.sub(lambda match: str(values[match.group()[1:]]), text)
 
     return substitute

@@ -16,6 +16,7 @@ from typing import Any
 from ledgerproject import rows
 from ledgerproject.amounts import format_amount, in_range, rescale
 from ledgerproject.errors import ErrorCode, LedgerError
+from ledgerproject.formats import str_of
 from organizations.models import Balance
 from transactions.models import Operation, Transaction
 
@@ -50,9 +51,9 @@ class Leg:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "accountId": str(self.account_id),
+            "accountId": str_of(self.account_id),
             "alias": self.alias,
-            "portfolioId": str(self.portfolio_id) if self.portfolio_id else None,
+            "portfolioId": str_of(self.portfolio_id) if self.portfolio_id else None,
             "direction": self.direction,
             "amount": self.amount,
             "description": self.description,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from ledgerproject.formats import render_timestamp
+from ledgerproject.formats import render_timestamp, str_of
 
 
 class _Texts:
@@ -30,7 +30,7 @@ class _Texts:
             return None
         text = self._texts.get(id(value))
         if text is None:
-            text = str(value) if not isinstance(value, dt.datetime) else render_timestamp(value)
+            text = render_timestamp(value) if isinstance(value, dt.datetime) else str_of(value)
             assert text is not None
             self._texts[id(value)] = text
             self._held.append(value)
