@@ -4,6 +4,7 @@ is in docs/EVENTS.md: ``<noun>.created|updated|deleted`` for resources and
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any, TypeVar
 
 from django.core.serializers.json import DjangoJSONEncoder
@@ -93,10 +94,13 @@ def event_body(event: Event) -> dict[str, Any]:
     }
 
 
-EVENT_COLUMNS = ("event_id", "type", "organization_id", "ledger_id", "resource_id", "created_at")
+EVENT_COLUMNS = (
+    "event_id", "type", "organization_id", "ledger_id", "resource_id", "created_at", "data",
+)  # fmt: skip
+_event_values = itemgetter(*EVENT_COLUMNS)
 
 
 def event_rows_json(events: list[Event]) -> str:
-    """The events as one JSON array for ``jsonb_to_recordset`` (the posting's statement)."""
-    rows = [{**{c: getattr(e, c) for c in EVENT_COLUMNS}, "data": e.data} for e in events]
-    return jsonbytes.dumps(rows, _DJANGO_DEFAULT).decode()
+    """The events as one JSON array for the posting's statement, each an array of its values
+    in ``EVENT_COLUMNS``' order (transactions/migrations/0012 reads them by position)."""
+    return jsonbytes.dumps([_event_values(e.__dict__) for e in events], _DJANGO_DEFAULT).decode()

@@ -1,6 +1,7 @@
 """The SQL of a posting: new transactions, their operations and the new balances, written
 provided that the guard (``guards.Guard``) still holds. The rows travel as one JSON document
-per table (``jsonb_to_recordset``): a few strings to send rather than an array per column.
+per table, each row an array of its values in column order (the function reads them by
+position: migration 0012): a few strings to send rather than an array per column.
 
 The postings' events (the outbox, ``outbox.events``) travel in the same call.
 
@@ -14,7 +15,8 @@ plain statements."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from operator import itemgetter
 from typing import Any
 
 from django.db import connection
@@ -41,7 +43,7 @@ OPERATION_COLUMNS = (
 )  # fmt: skip
 BALANCE_STATE = ("available", "on_hold", "scale", "overdraft_limit", "version", "updated_at")
 
-# One round trip: the function (transactions/migrations/0007) checks the guard, then writes
+# One round trip: the function (transactions/migrations/0007, 0012) checks the guard, then writes
 # the transactions, operations, events and balances, each as one statement; false, and nothing
 # written, when the guard does not hold.
 WRITE_POSTING = (
@@ -55,13 +57,19 @@ UPDATE_BALANCE = (
 )
 
 
-def _rows_json(rows: list[Any], columns: tuple[str, ...]) -> str:
-    """The rows as one JSON array of objects, for ``jsonb_to_recordset``: one string to send
-    instead of an array per column (uuids and timestamps as text, amounts as exact numbers)."""
+_TRANSACTION_VALUES = itemgetter(*TRANSACTION_COLUMNS)
+_OPERATION_VALUES = itemgetter(*OPERATION_COLUMNS)
+_BALANCE_VALUES = itemgetter("id", *BALANCE_STATE)
+
+
+def _rows_json(rows: list[Any], values_of: Callable[[dict[str, Any]], tuple[Any, ...]]) -> str:
+    """The rows as one JSON array of arrays, each row's values in its table's column order
+    (``values_of`` picks them from the instance's attributes): one string to send instead of
+    an array per column, and no column names (uuids and timestamps as text, amounts as exact
+    numbers)."""
     out = []
     for row in rows:
-        data = row.__dict__
-        out.append({column: data[column] for column in columns})
+        out.append(values_of(row.__dict__))
         row._state.adding = False
     return jsonbytes.row_text(out)
 
@@ -93,10 +101,10 @@ def write_posting(
                 "ledger": guard.ledger_id,
                 "assets": pg_array(guard.assets),
                 "accounts": pg_array(guard.account_ids),
-                "transactions": _rows_json(transactions, TRANSACTION_COLUMNS),
-                "operations": _rows_json(operations, OPERATION_COLUMNS),
+                "transactions": _rows_json(transactions, _TRANSACTION_VALUES),
+                "operations": _rows_json(operations, _OPERATION_VALUES),
                 "events": event_rows_json(list(events)),
-                "balances": _rows_json(balances, ("id", *BALANCE_STATE)),
+                "balances": _rows_json(balances, _BALANCE_VALUES),
             },
         )
         return bool(shared.fetchone()[0])

@@ -1,0 +1,77 @@
+"""The posting's rows travel as arrays of values read by position (transactions/migrations
+0012): the service sends each table's values in the order the function reads them, and what
+is stored is what was posted, a JSON null in a ``jsonb`` column included."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+from django.db import connection
+
+from outbox.events import EVENT_COLUMNS
+from outbox.models import Event
+from transactions import writes
+from transactions.models import Operation, Transaction
+
+MIGRATION = importlib.import_module("transactions.migrations.0012_write_posting_positional_rows")
+
+
+def _names(table: str) -> tuple[str, ...]:
+    return tuple(name for name, _ in MIGRATION.COLUMNS[table])
+
+
+def test_the_service_sends_each_table_s_values_in_the_function_s_order():
+    assert _names("transactions_transaction") == writes.TRANSACTION_COLUMNS
+    assert _names("transactions_operation") == writes.OPERATION_COLUMNS
+    assert _names("outbox_event") == EVENT_COLUMNS
+    assert ("id", *writes.BALANCE_STATE) == _names("organizations_balance")
+
+
+@pytest.mark.parametrize(
+    ("model", "table"),
+    [
+        (Transaction, "transactions_transaction"),
+        (Operation, "transactions_operation"),
+        (Event, "outbox_event"),
+    ],
+)
+def test_the_function_writes_every_column_of_the_table(model, table):
+    """A column the table has and the function does not write would take its default
+    silently; the migration's list is the table's, less what the database fills itself."""
+    filled_by_the_database = {"seq", "xid", "published_at", "dispatched_at", "attempts"}
+    columns = {f.column for f in model._meta.concrete_fields} - filled_by_the_database
+    assert set(_names(table)) == columns
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the function is PostgreSQL's")
+def test_what_is_stored_is_what_was_posted(book):
+    book.fund("@alice", 1_000_000)
+    variables = {"amount": 2_500, "fee": 100, "source": "@alice", "destination": "@bob"}
+    response = book.post(
+        {"transactionTypeCode": "PAYMENT_WITH_FEE", "variables": variables, "pending": True}
+    )
+    assert response.status_code == 201, response.content
+    posted = response.json()
+    tx = Transaction.objects.get(pk=posted["id"])
+    assert tx.status == Transaction.PRE_APPROVED
+    assert tx.parent_id is None and tx.expires_at is None  # JSON null: SQL NULL
+    assert tx.amount == posted["amount"]["amount"] == 2_600 and tx.source == ["@alice"]
+    operations = list(Operation.objects.filter(transaction_id=tx.pk).order_by("created_at", "id"))
+    assert [str(op.id) for op in operations] == [op["id"] for op in posted["operations"]]
+    for stored, answered in zip(operations, posted["operations"], strict=True):
+        after = answered["balanceAfter"]
+        assert stored.balance_available_after == after["available"]
+        assert stored.balance_on_hold_after == after["onHold"]
+        assert stored.account_alias == answered["accountAlias"]
+    event = Event.objects.get(resource_id=tx.pk, type="transaction.posted")
+    assert event.data == posted
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM transactions_transaction WHERE id = %s "
+            "AND parent_id IS NULL AND expires_at IS NULL AND metadata IS NOT NULL",
+            [tx.pk],
+        )
+        assert cursor.fetchone()[0] == 1
