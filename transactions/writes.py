@@ -1,7 +1,8 @@
 """The SQL of a posting: new transactions, their operations and the new balances, written
 provided that the guard (``guards.Guard``) still holds. The rows travel as one JSON document
 per table, each row an array of its values in column order (the function reads them by
-position: migration 0012): a few strings to send rather than an array per column.
+position: migration 0012; the new balances are objects keyed by column): a few strings to send
+rather than an array per column.
 
 The postings' events (the outbox, ``outbox.events``) travel in the same call.
 
@@ -59,7 +60,7 @@ UPDATE_BALANCE = (
 
 _TRANSACTION_VALUES = itemgetter(*TRANSACTION_COLUMNS)
 _OPERATION_VALUES = itemgetter(*OPERATION_COLUMNS)
-_BALANCE_VALUES = itemgetter("id", *BALANCE_STATE)
+BALANCE_COLUMNS = ("id", *BALANCE_STATE)
 
 
 def _rows_json(rows: list[Any], values_of: Callable[[dict[str, Any]], tuple[Any, ...]]) -> str:
@@ -71,6 +72,16 @@ def _rows_json(rows: list[Any], values_of: Callable[[dict[str, Any]], tuple[Any,
     for row in rows:
         out.append(values_of(row.__dict__))
         row._state.adding = False
+    return jsonbytes.row_text(out)
+
+
+def _objects_json(rows: list[Any], columns: tuple[str, ...]) -> str:
+    """The rows as one JSON array of objects keyed by column (``jsonb_to_recordset``): the
+    new balances, whose update Citus accepts only in that form (migration 0012)."""
+    out = []
+    for row in rows:
+        data = row.__dict__
+        out.append({column: data[column] for column in columns})
     return jsonbytes.row_text(out)
 
 
@@ -104,7 +115,7 @@ def write_posting(
                 "transactions": _rows_json(transactions, _TRANSACTION_VALUES),
                 "operations": _rows_json(operations, _OPERATION_VALUES),
                 "events": event_rows_json(list(events)),
-                "balances": _rows_json(balances, _BALANCE_VALUES),
+                "balances": _objects_json(balances, BALANCE_COLUMNS),
             },
         )
         return bool(shared.fetchone()[0])
