@@ -1,8 +1,8 @@
 """The SQL of a posting: new transactions, their operations and the new balances, written
 provided that the guard (``guards.Guard``) still holds. The rows travel as one JSON document
 per table, each row an array of its values in column order (the function reads them by
-position: migration 0012; the new balances are objects keyed by column): a few strings to send
-rather than an array per column.
+position: migrations 0012 and 0013; the new balances are objects keyed by column): a few
+strings to send rather than an array per column.
 
 The postings' events (the outbox, ``outbox.events``) travel in the same call.
 
@@ -44,7 +44,7 @@ OPERATION_COLUMNS = (
 )  # fmt: skip
 BALANCE_STATE = ("available", "on_hold", "scale", "overdraft_limit", "version", "updated_at")
 
-# One round trip: the function (transactions/migrations/0007, 0012) checks the guard, then writes
+# One round trip: the function (transactions/migrations/0007, 0013) checks the guard, then writes
 # the transactions, operations, events and balances, each as one statement; false, and nothing
 # written, when the guard does not hold.
 WRITE_POSTING = (
@@ -77,7 +77,7 @@ def _rows_json(rows: list[Any], values_of: Callable[[dict[str, Any]], tuple[Any,
 
 def _objects_json(rows: list[Any], columns: tuple[str, ...]) -> str:
     """The rows as one JSON array of objects keyed by column (``jsonb_to_recordset``): the
-    new balances, whose update Citus accepts only in that form (migration 0012)."""
+    new balances, whose update Citus accepts only in that form (migration 0013)."""
     out = []
     for row in rows:
         data = row.__dict__

@@ -8,15 +8,9 @@ index into the array. Measured on one posting's four documents, 20,000 times: 71
 PostgreSQL's time with objects, 60 us with arrays (docs/PERFORMANCE.md). A JSON ``null`` in a
 ``jsonb`` column is stored as SQL NULL, as ``jsonb_to_recordset`` stored it.
 
-The new balances still arrive as objects, read by ``jsonb_to_recordset`` as in 0010: reading
-a ``timestamptz`` from text is a STABLE function (it depends on the session's time zone), and
-Citus refuses an UPDATE that calls one on a column of its source; ``jsonb_to_recordset``
-converts inside the function instead.
-
 The column order is this migration's (``COLUMNS``); ``transactions.writes`` sends each table's
 values in the same order, which tests/performance/test_write_positions.py holds. Signature,
-guard and the balance updates (the usual posting's with its row count check) are those of 0010,
-taken from its text."""
+guard, the usual posting's balance update and its row count check are those of 0010."""
 
 import importlib
 
@@ -56,6 +50,11 @@ COLUMNS = {
         ("ledger_id", "uuid"), ("resource_id", "uuid"), ("created_at", "timestamptz"),
         ("data", "jsonb"),
     ),
+    "organizations_balance": (
+        ("id", "uuid"), ("available", "numeric"), ("on_hold", "numeric"),
+        ("scale", "smallint"), ("overdraft_limit", "numeric"), ("version", "bigint"),
+        ("updated_at", "timestamptz"),
+    ),
 }  # fmt: skip
 
 
@@ -77,6 +76,12 @@ def _insert(table: str, rows: str) -> str:
     )
 
 
+BALANCES = f"(SELECT {_values('organizations_balance')}\n    FROM jsonb_array_elements(p_balances) AS r)"
+SET = (
+    "SET available = v.available, on_hold = v.on_hold, scale = v.scale,\n"
+    "        overdraft_limit = v.overdraft_limit, version = v.version, updated_at = v.updated_at"
+)
+
 CREATE = f"""{SIGNATURE}DECLARE
     usual boolean := cardinality(p_assets) = 1 AND cardinality(p_accounts) <= 2;
     updated bigint;
@@ -94,9 +99,22 @@ BEGIN
 {_insert("transactions_operation", "p_operations")}\
 {_insert("outbox_event", "p_events")}\
     IF usual THEN
-    {PREVIOUS.USUAL_UPDATE}
+        UPDATE organizations_balance AS b
+        {SET}
+        FROM {BALANCES} AS v
+        WHERE b.organization_id = p_org AND b.account_id IN (p_accounts[1], p_accounts[2])
+          AND b.id = v.id;
+        GET DIAGNOSTICS updated = ROW_COUNT;
+        IF updated <> jsonb_array_length(p_balances) THEN
+            RAISE EXCEPTION 'ledger_write_posting: % of % balances updated', updated,
+                jsonb_array_length(p_balances);
+        END IF;
     ELSE
-    {PREVIOUS.UPDATE}    END IF;
+        UPDATE organizations_balance AS b
+        {SET}
+        FROM {BALANCES} AS v
+        WHERE b.organization_id = p_org AND b.id = v.id;
+    END IF;
     RETURN true;
 END;
 $$;
