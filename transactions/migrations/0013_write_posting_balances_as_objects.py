@@ -7,7 +7,8 @@ zone), and Citus refuses an UPDATE that calls one on a column of its source: wit
 posting through a Citus coordinator failed. ``jsonb_to_recordset`` converts inside the
 function instead. 0012's way back is this migration's.
 
-The positional rows are read as 0012 reads them, in its column order (``COLUMNS`` there). Signature, guard and the balance updates (the
+The text is 0012's up to its balance update, so the positional rows are read as 0012 reads
+them, in its column order (``COLUMNS`` there). Signature, guard and the balance updates (the
 usual posting's with its row count check) are those of 0010, taken from its text."""
 
 import importlib
@@ -16,29 +17,13 @@ from django.db import migrations
 
 from ledgerproject.db import postgresql_only
 
-# 0012: this migration's way back, and the source of the positional inserts, taken unchanged
+# 0012: this migration's way back, and the source of its text up to the balance update
 POSITIONAL = importlib.import_module("transactions.migrations.0012_write_posting_positional_rows")
-PREVIOUS = POSITIONAL.PREVIOUS  # 0010: the guard and the balance updates
-SIGNATURE = PREVIOUS.SIGNATURE  # CREATE ... AS $$, unchanged
-_insert = POSITIONAL._insert
-
-CREATE = f"""{SIGNATURE}DECLARE
-    usual boolean := cardinality(p_assets) = 1 AND cardinality(p_accounts) <= 2;
-    updated bigint;
-BEGIN
-    IF usual THEN
-        IF NOT ({PREVIOUS.PREVIOUS_MIGRATION.USUAL}
-        ) THEN
-            RETURN false;
-        END IF;
-    ELSIF NOT ({PREVIOUS.PREVIOUS_MIGRATION.ANY}
-    ) THEN
-        RETURN false;
-    END IF;
-{_insert("transactions_transaction", "p_transactions")}\
-{_insert("transactions_operation", "p_operations")}\
-{_insert("outbox_event", "p_events")}\
-    IF usual THEN
+PREVIOUS = POSITIONAL.PREVIOUS  # 0010: the balance updates, taken from its text
+BALANCE_UPDATE = "    IF usual THEN\n        UPDATE organizations_balance"
+CREATE = (
+    POSITIONAL.CREATE[: POSITIONAL.CREATE.index(BALANCE_UPDATE)]
+    + f"""    IF usual THEN
     {PREVIOUS.USUAL_UPDATE}
     ELSE
     {PREVIOUS.UPDATE}    END IF;
@@ -46,6 +31,7 @@ BEGIN
 END;
 $$;
 """
+)
 
 
 class Migration(migrations.Migration):
