@@ -7,7 +7,8 @@ durable database transaction: the accounts read and their balances locked in bal
 in one statement (``PostingLookups.lock_accounts``) -> checks (accounts' asset, status and
 flags) -> idempotency keys taken -> the legs applied to the balances in memory
 (``money.BalanceBook``) -> one guarded write of transactions, operations and balances (the
-statements of the database transaction share one cursor, ``db.one_cursor``) -> the
+statements of the database transaction share one cursor, ``db.one_cursor``), which carries
+the COMMIT with it when nothing is written after it (``writes.write_posting``) -> the
 caller renders the answer, once, after COMMIT, and records it on the key
 (``answers.record_answers``).
 
@@ -32,7 +33,7 @@ from organizations.services import ensure_ledger_active
 from outbox import events
 from transactions import idempotency
 from transactions.dry_run import simulate
-from transactions.guards import Guard, guard_refusal
+from transactions.guards import Guard, GuardBroken, guard_refusal
 from transactions.locking import lock_balances
 from transactions.lookups import PostingLookups, TemplatesChanged
 from transactions.models import IdempotencyKey
@@ -69,6 +70,9 @@ class _Run:
         self.tx_ids: dict[int, uuid.UUID] = {}
         self.key_refused: set[int] = set()  # refused by their keys (in flight, or mismatched)
         self.early = False  # prepared before the locks, from accounts kept in this process
+        # The write may commit with it (``writes.write_posting``): set by ``_attempt`` when
+        # nothing is written after it; off when posting again after ``GuardBroken``.
+        self.commits_with_write = False
 
     def refuse(self, index: int, error: LedgerError) -> None:
         self.outcomes[index] = Outcome(error.http_status, error=error)
@@ -276,7 +280,12 @@ class _Run:
         txs = [self.prepared[i].transaction for i in posted]
         posted_events = [events.build(events.TRANSACTION_POSTED, tx) for tx in txs]
         balance_rows = [balances[a] for a in touched]
-        if write_posting(txs, operations, balance_rows, guard=guard, events=posted_events):
+        # A refused item's key is let go after the write: the write is not the last statement.
+        commit = self.commits_with_write and not self.refused
+        written = write_posting(
+            txs, operations, balance_rows, guard=guard, events=posted_events, commit=commit
+        )
+        if written:
             for index, event in zip(posted, posted_events, strict=True):
                 tx = self.prepared[index].transaction
                 self.outcomes[index] = Outcome(201, transaction=tx, rendered=event.data)
@@ -325,17 +334,32 @@ def _run(
         replay = idempotency.replay_of(claim, stored)
         if replay is not None:
             return Batch([], replay=replay)
-    try:
-        return _attempt(_Run(ledger, requests, atomic), claim, PostingLookups(ledger))
-    except TemplatesChanged:
-        # A template kept in this process changed: everything it planned (and refused) is
-        # forgotten, the transaction was rolled back, and the postings are planned again from
-        # the database.
-        ledger_copies.unconfirm(ledger)  # confirmed again in the new transaction
-        return _attempt(_Run(ledger, requests, atomic), claim, PostingLookups(ledger, cached=False))
+    cached, commits = True, True
+    while True:
+        try:
+            run = _Run(ledger, requests, atomic)
+            return _attempt(run, claim, PostingLookups(ledger, cached=cached), commits=commits)
+        except TemplatesChanged:
+            # A template kept in this process changed: everything it planned (and refused) is
+            # forgotten, the transaction was rolled back, and the postings are planned again
+            # from the database.
+            if not cached:
+                raise
+            ledger_copies.unconfirm(ledger)  # confirmed again in the new transaction
+            cached = False
+        except GuardBroken:
+            # Something was deleted while the write waited for its locks, and the write was to
+            # commit with it: the transaction was rolled back. Posted again the ordinary way,
+            # where the write answers false and the guard's refusal is explained.
+            if not commits:
+                raise
+            ledger_copies.unconfirm(ledger)
+            commits = False
 
 
-def _attempt(run: _Run, claim: idempotency.Claim | None, lookups: PostingLookups) -> Batch:
+def _attempt(
+    run: _Run, claim: idempotency.Claim | None, lookups: PostingLookups, *, commits: bool
+) -> Batch:
     ledger, requests, atomic = run.ledger, run.requests, run.atomic
     run.replay_known()
     run.plan(lookups)
@@ -357,6 +381,8 @@ def _attempt(run: _Run, claim: idempotency.Claim | None, lookups: PostingLookups
                 if replay is not None:
                     return Batch([], replay=replay)
                 record = taken.mine[claim.key]
+            # Nothing is written after the postings' write but a batch key's outcome.
+            run.commits_with_write = commits and claim is None
             repeats = run.take_keys()
             run.lock()
             run.apply(skip=set(repeats))
