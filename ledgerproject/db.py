@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
+import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextvars import ContextVar
@@ -144,7 +146,24 @@ def run_and_commit(sql: str, params: Sequence[str]) -> Any:
     one of them on a rollback (and its oldest past its maximum), and so forgets this one with
     them, which is then prepared again. Unless psycopg prepares nothing on the connection
     (``prepare_threshold`` None: behind a pooler in transaction mode): then it is parsed each
-    time."""
+    time.
+
+    It goes through the connection's execute wrappers and, when Django logs queries, into its
+    log (as ``<sql>; COMMIT``), as a statement run through a cursor does."""
+    execute: Any = _run_and_commit
+    for wrapper in reversed(connection.execute_wrappers):
+        execute = functools.partial(wrapper, execute)
+    if not connection.queries_logged:
+        return execute(sql, params, False, {"connection": connection, "cursor": None})
+    started = time.monotonic()
+    try:
+        return execute(sql, params, False, {"connection": connection, "cursor": None})
+    finally:
+        elapsed = time.monotonic() - started
+        connection.queries_log.append({"sql": f"{sql}; COMMIT", "time": f"{elapsed:.3f}"})
+
+
+def _run_and_commit(sql: str, params: Sequence[str], many: bool, context: Any) -> Any:
     with connection.wrap_database_errors:
         conn = connection.connection
         pgconn = conn.pgconn

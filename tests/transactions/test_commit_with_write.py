@@ -230,3 +230,22 @@ def test_a_failing_statement_commits_nothing():
     # the connection is usable again, and the same statement runs again
     with transaction.atomic(durable=True):
         assert run_and_commit("SELECT 10 / $1::int", ["5"]) == "2"
+
+
+def test_it_is_logged_and_wrapped_as_a_cursor_s_statement_is():
+    from django.test.utils import CaptureQueriesContext
+
+    from ledgerproject.db import run_and_commit
+
+    seen: list[str] = []
+
+    def wrapper(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        seen.append(sql)
+        return execute(sql, params, many, context)
+
+    capture, wrapped = CaptureQueriesContext(connection), connection.execute_wrapper(wrapper)
+    with capture as captured, wrapped, transaction.atomic(durable=True):
+        assert run_and_commit("SELECT $1::text", ["x"]) == "x"
+    assert seen == ["SELECT $1::text"]
+    logged = [q["sql"] for q in captured.captured_queries]
+    assert logged.count("SELECT $1::text; COMMIT") == 1, logged
