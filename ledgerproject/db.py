@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import functools
-import itertools
-import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextvars import ContextVar
@@ -14,8 +11,6 @@ from typing import Any
 from django.db import IntegrityError, connection, models, transaction
 from django.db.models import F, QuerySet, Sum
 from django.utils import timezone
-from psycopg import errors as psycopg_errors
-from psycopg import generators, pq
 from uuid_utils.compat import uuid7
 
 from ledgerproject.amounts import MAX_DIGITS
@@ -110,108 +105,6 @@ def one_cursor() -> Iterator[Any]:
             yield shared
         finally:
             _shared_cursor.reset(token)
-
-
-def commits_early() -> bool:
-    """Whether the database transaction may be committed before its atomic block ends
-    (``run_and_commit``): PostgreSQL, and the block is the outermost one, which Django commits
-    on leaving (not a savepoint, as a block inside a test's transaction is)."""
-    return (
-        connection.vendor == "postgresql"
-        and len(connection.atomic_blocks) == 1
-        and not connection.savepoint_ids
-        and connection.commit_on_exit
-    )
-
-
-_statement_numbers = itertools.count()
-
-
-def run_and_commit(sql: str, params: Sequence[str]) -> Any:
-    """Run ``sql`` (PostgreSQL, inside the current database transaction, placeholders ``$1``,
-    ``$2``, ... each given as text) and COMMIT, in one round trip: libpq's pipeline mode sends
-    both at once, so the server commits as soon as the statement ends instead of waiting for the
-    process to answer its result with a COMMIT, and the rows it locked are let go a round trip
-    sooner. Answers the first column of the statement's first row, as text.
-
-    If the statement fails, the COMMIT is not run (the pipeline skips it) and the transaction
-    is left failed: the error is raised as Django raises a database error, and leaving the
-    atomic block rolls back. A statement that must refuse to commit raises. After it, the
-    connection is out of its transaction, so the caller runs no other statement in the atomic
-    block (psycopg's commit at its end then has nothing to do; ``commits_early`` says when the
-    block may be left so).
-
-    The statement is prepared on the connection the first time, in the same round trip, and
-    entered in psycopg's own list of the statements prepared on it: psycopg deallocates every
-    one of them on a rollback (and its oldest past its maximum), and so forgets this one with
-    them, which is then prepared again. Unless psycopg prepares nothing on the connection
-    (``prepare_threshold`` None: behind a pooler in transaction mode): then it is parsed each
-    time.
-
-    It goes through the connection's execute wrappers and, when Django logs queries, into its
-    log (as ``<sql>; COMMIT``), as a statement run through a cursor does."""
-    execute: Any = _run_and_commit
-    for wrapper in reversed(connection.execute_wrappers):
-        execute = functools.partial(wrapper, execute)
-    if not connection.queries_logged:
-        return execute(sql, params, False, {"connection": connection, "cursor": None})
-    started = time.monotonic()
-    try:
-        return execute(sql, params, False, {"connection": connection, "cursor": None})
-    finally:
-        elapsed = time.monotonic() - started
-        connection.queries_log.append({"sql": f"{sql}; COMMIT", "time": f"{elapsed:.3f}"})
-
-
-def _run_and_commit(sql: str, params: Sequence[str], many: bool, context: Any) -> Any:
-    with connection.wrap_database_errors:
-        conn = connection.connection
-        pgconn = conn.pgconn
-        command = sql.encode()
-        names = conn._prepared._names  # psycopg's: {key: name} of its prepared statements
-        key = (command, ("run_and_commit",))  # no key of psycopg's: its types are numbers
-        name = names.get(key) if conn.prepare_threshold is not None else b""
-        preparing = name is None
-        values = [p.encode() for p in params]
-        with conn.lock:
-            pgconn.enter_pipeline_mode()
-            try:
-                if name is None:
-                    name = b"ledger_%d" % next(_statement_numbers)
-                    pgconn.send_prepare(name, command)
-                    pgconn.send_query_prepared(name, values)
-                elif name:
-                    pgconn.send_query_prepared(name, values)
-                else:
-                    pgconn.send_query_params(command, values)
-                pgconn.send_query_params(b"COMMIT", None)
-                pgconn.pipeline_sync()
-                results = conn.wait(_pipeline_results(pgconn))
-            finally:
-                if pgconn.pipeline_status:
-                    pgconn.exit_pipeline_mode()
-        if preparing:
-            if results[0].status == pq.ExecStatus.COMMAND_OK:
-                names[key] = name
-        elif name:
-            names.move_to_end(key)  # recently used: the last psycopg would deallocate
-        for result in results:
-            if result.status == pq.ExecStatus.FATAL_ERROR:
-                raise psycopg_errors.error_from_result(result, encoding=conn.info.encoding)
-        row = next(r for r in results if r.status == pq.ExecStatus.TUPLES_OK)
-        value = row.get_value(0, 0)
-        return None if value is None else bytes(value).decode()
-
-
-def _pipeline_results(pgconn: Any) -> Any:
-    """A psycopg generator: flush what was queued, then read every result up to the sync."""
-    yield from generators.send(pgconn)
-    results: list[Any] = []
-    while True:
-        got = yield from generators.fetch_many(pgconn)
-        if got and got[0].status == pq.ExecStatus.PIPELINE_SYNC:
-            return results
-        results += got
 
 
 def cursor() -> contextlib.AbstractContextManager[Any]:

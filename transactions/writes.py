@@ -11,7 +11,7 @@ migration): the guard, read after the balance locks (and holding the ledger with
 SHARE``), then one plain statement per table, each of which Citus routes to the organization's
 node (a data-modifying CTE, which did the same before, made Citus contact every worker). When
 the write is the last statement of the posting's database transaction, it travels with its
-COMMIT (``db.run_and_commit``), so the balance locks are held for two round trips: the lock,
+COMMIT (``pipeline.run_and_commit``), so the balance locks are held for two round trips: the lock,
 and the write with the commit. Elsewhere (SQLite, whose writers are serialized anyway) the
 guard is one query per asset plus one, then three plain statements."""
 
@@ -24,8 +24,9 @@ from typing import Any
 from django.db import DatabaseError, connection
 
 from ledgerproject import jsonbytes
-from ledgerproject.db import commits_early, cursor, field_of, pg_array, run_and_commit
+from ledgerproject.db import cursor, field_of, pg_array
 from ledgerproject.formats import str_of
+from ledgerproject.pipeline import commits_early, run_and_commit
 from organizations.models import Balance
 from outbox.events import event_rows_json
 from outbox.models import Event
@@ -53,7 +54,7 @@ WRITE_POSTING = (
     "SELECT ledger_write_posting(%s, %s, %s::varchar[], %s::uuid[], %s::jsonb, %s::jsonb, "
     "%s::jsonb, %s::jsonb)"
 )
-# The same write, then COMMIT, in one round trip (``db.run_and_commit``): the function raises
+# The same write, then COMMIT, in one round trip (``pipeline.run_and_commit``): the function raises
 # ``GUARD_BROKEN`` where the one above answers false (transactions/migrations/0014).
 WRITE_POSTING_AND_COMMIT = (
     "SELECT ledger_write_posting_or_refuse($1, $2, $3::varchar[], $4::uuid[], $5::jsonb, "
@@ -107,7 +108,7 @@ def write_posting(
 
     ``commit``: the write is the last statement of the database transaction, which may then
     commit in the same round trip, when it is the outermost one on PostgreSQL
-    (``db.commits_early``): the balance locks are let go as soon as the write ends. A guard
+    (``pipeline.commits_early``): the balance locks are let go as soon as the write ends. A guard
     that does not hold then raises ``GuardBroken`` (the transaction rolled back) instead of
     answering false. Anywhere else ``commit`` changes nothing."""
     if connection.vendor != "postgresql":

@@ -305,7 +305,9 @@ def test_it_refuses_weak_staff_passwords(db, password):
 
 # --- SQL --------------------------------------------------------------------------------------
 
-SQL_CALLS = {"execute", "executemany", "raw", "extra", "RawSQL"}
+SQL_CALLS = {"execute", "executemany", "raw", "extra", "RawSQL", "run_and_commit"}
+# Calls whose statement is not their first argument: the argument's position.
+SQL_AT = {"execute_first": 1}
 
 
 def _source_files() -> list[Path]:
@@ -350,8 +352,10 @@ def _constant_strings(tree: ast.Module) -> set[str]:
 # restores (``db.drop_field_index``), which Django's schema editor names from the catalog.
 # ``db.bind_arrays`` adds to a statement only placeholders and a cast from a fixed list
 # (``db.ArrayParam`` refuses any other), so ``execute(*bind_arrays(sql, ...))`` is judged by
-# its ``sql``.
+# its ``sql``. ``pipeline.run_and_commit`` and ``pipeline.execute_first`` run the statement
+# their callers give them (each call of theirs is checked here too).
 COMPOSED = {
+    ("ledgerproject/pipeline.py", "sql"),
     ("ledgerproject/rows.py", "self.sql"),
     ("ledgerproject/tenancy.py", "statement"),
     ("ledgerproject/db.py", "sql"),
@@ -392,9 +396,10 @@ def test_it_builds_no_sql_from_input():
                     f"{where}:{node.lineno} {ast.unparse(p)}" for p in parts if not literal(p)
                 ]
                 continue
-            if name not in SQL_CALLS or not node.args:
+            position = 0 if name in SQL_CALLS else SQL_AT.get(name)
+            if position is None or len(node.args) <= position:
                 continue
-            statement = node.args[0]
+            statement = node.args[position]
             if (
                 isinstance(statement, ast.Starred)
                 and isinstance(statement.value, ast.Call)

@@ -2,7 +2,7 @@
 answering false when the guard does not hold.
 
 The engine sends the usual posting's write and its COMMIT in one round trip
-(``db.run_and_commit``): the COMMIT runs unless the write fails, so a write whose guard does not
+(``pipeline.run_and_commit``): the COMMIT runs unless the write fails, so a write whose guard does not
 hold must fail, or the COMMIT would keep what the transaction wrote before it (its idempotency
 keys). The error's SQLSTATE is ``LG001`` (``writes.GUARD_BROKEN``): the engine rolls back and
 posts again the ordinary way (``engine._run``), where the write answers false and the guard's

@@ -1,10 +1,12 @@
-"""The write that commits with it (``db.run_and_commit``, ``writes.write_posting(commit=True)``):
-on PostgreSQL a posting whose write is the last statement of its database transaction sends
-the write and COMMIT in one round trip, so its balance locks are let go as the write ends.
+"""Two statements in one round trip (``ledgerproject.pipeline``): on PostgreSQL a posting's
+BEGIN travels with the statement that locks its balances (``execute_first``), and, when its
+write is the last statement of its database transaction, the write with COMMIT
+(``run_and_commit``, ``writes.write_posting(commit=True)``), so its balance locks are let go
+as the write ends.
 
 These tests run outside a test transaction (``transaction=True``): inside one, the engine's
-block is a savepoint and nothing commits early (``db.commits_early``), so the ordinary tests
-never take this path."""
+block is a savepoint, BEGIN was sent long before and nothing commits early
+(``pipeline.commits_early``), so the ordinary tests never take these paths."""
 
 from __future__ import annotations
 
@@ -204,7 +206,7 @@ def _other_connection_sees(sql: str) -> Any:
 
 
 def test_it_commits_before_the_atomic_block_ends():
-    from ledgerproject.db import commits_early, run_and_commit
+    from ledgerproject.pipeline import commits_early, run_and_commit
 
     with transaction.atomic(durable=True):
         assert commits_early()
@@ -221,7 +223,7 @@ def test_it_commits_before_the_atomic_block_ends():
 
 
 def test_a_failing_statement_commits_nothing():
-    from ledgerproject.db import run_and_commit
+    from ledgerproject.pipeline import run_and_commit
 
     with pytest.raises(DatabaseError, match="division by zero"), transaction.atomic(durable=True):
         Organization.objects.create(legal_name="Never", legal_document="2")
@@ -235,7 +237,7 @@ def test_a_failing_statement_commits_nothing():
 def test_it_is_logged_and_wrapped_as_a_cursor_s_statement_is():
     from django.test.utils import CaptureQueriesContext
 
-    from ledgerproject.db import run_and_commit
+    from ledgerproject.pipeline import run_and_commit
 
     seen: list[str] = []
 
@@ -249,3 +251,78 @@ def test_it_is_logged_and_wrapped_as_a_cursor_s_statement_is():
     assert seen == ["SELECT $1::text"]
     logged = [q["sql"] for q in captured.captured_queries]
     assert logged.count("SELECT $1::text; COMMIT") == 1, logged
+
+
+def _commands(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """The commands psycopg sends on its own (BEGIN, COMMIT, ROLLBACK), in order."""
+    from psycopg import _connection_base
+
+    sent: list[bytes] = []
+    original = _connection_base.BaseConnection._exec_command
+
+    def recorded(self: Any, command: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(bytes(command))
+        return original(self, command, *args, **kwargs)
+
+    monkeypatch.setattr(_connection_base.BaseConnection, "_exec_command", recorded)
+    return sent
+
+
+def test_a_posting_sends_begin_with_its_locking_statement(book, monkeypatch):
+    book.fund("@alice", 1_000)
+    book.pay(1, 0)
+    sent = _commands(monkeypatch)
+    response = book.pay(100, 5)
+    assert response.status_code == 201, response.content
+    # neither BEGIN nor COMMIT went on its own: BEGIN with the lock, COMMIT with the write
+    assert b"BEGIN" not in sent and b"COMMIT" not in sent, sent
+    assert book.available("@alice") == 894
+
+
+def test_a_keyed_posting_s_transaction_is_opened_by_its_key(book, monkeypatch):
+    # The key's row is written first (psycopg sends BEGIN before it); the locking statement
+    # then runs in the open transaction, as any statement does.
+    book.fund("@alice", 1_000)
+    sent = _commands(monkeypatch)
+    response = book.post(_payment(100, 5), HTTP_IDEMPOTENCY_KEY="k-begin")
+    assert response.status_code == 201, response.content
+    # the posting's BEGIN (before its key's row; its COMMIT went with the write), then the
+    # transaction that records the answer on the key after COMMIT (answers.record_answers)
+    assert sent == [b"BEGIN", b"BEGIN", b"COMMIT"], sent
+    assert book.available("@alice") == 895
+
+
+def test_execute_first_answers_what_execute_does(book):
+    from ledgerproject.pipeline import execute_first
+
+    sql = "SELECT alias, created_at, 7 FROM organizations_account WHERE alias = ANY(%s) ORDER BY 1"
+    with transaction.atomic(durable=True), connection.cursor() as cursor:
+        execute_first(cursor, sql, [["@alice", "@bob"]])
+        first = cursor.fetchall()
+        description = [column.name for column in cursor.description]
+        assert connection.connection.pgconn.transaction_status == (
+            psycopg.pq.TransactionStatus.INTRANS
+        )
+        cursor.execute(sql, [["@alice", "@bob"]])  # in the transaction now: psycopg's way
+        assert cursor.fetchall() == first
+    assert [row[0] for row in first] == ["@alice", "@bob"] and first[0][2] == 7
+    assert description == ["alias", "created_at", "?column?"]
+
+
+def test_execute_first_outside_a_transaction_is_execute(book):
+    from ledgerproject.pipeline import execute_first
+
+    with connection.cursor() as cursor:  # autocommit: no BEGIN to send
+        execute_first(cursor, "SELECT %s::int + 1", [1])
+        assert cursor.fetchall() == [(2,)]
+
+
+def test_a_failing_first_statement_writes_nothing_and_leaves_the_connection_usable():
+    from ledgerproject.pipeline import execute_first
+
+    failing = pytest.raises(DatabaseError, match="division by zero")
+    with failing, transaction.atomic(durable=True), connection.cursor() as cursor:
+        execute_first(cursor, "SELECT 10 / %s::int", [0])
+    with transaction.atomic(durable=True), connection.cursor() as cursor:
+        execute_first(cursor, "SELECT 10 / %s::int", [5])
+        assert cursor.fetchall() == [(2,)]
