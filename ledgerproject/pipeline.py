@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
 from psycopg import adapt, generators, pq
 from psycopg import errors as psycopg_errors
 
@@ -44,11 +44,12 @@ def commits_early() -> bool:
     """Whether the database transaction may be committed before its atomic block ends
     (``run_and_commit``): PostgreSQL, and the block is the outermost one, which Django commits
     on leaving (not a savepoint, as a block inside a test's transaction is)."""
+    db = connections[DEFAULT_DB_ALIAS]
     return (
-        connection.vendor == "postgresql"
-        and len(connection.atomic_blocks) == 1
-        and not connection.savepoint_ids
-        and connection.commit_on_exit
+        db.vendor == "postgresql"
+        and len(db.atomic_blocks) == 1
+        and not db.savepoint_ids
+        and db.commit_on_exit
     )
 
 
@@ -65,15 +66,16 @@ def run_and_commit(sql: str, params: Sequence[str]) -> Any:
     statement in the atomic block (psycopg's commit at its end then has nothing to do;
     ``commits_early`` says when the block may be left so)."""
 
+    db = connections[DEFAULT_DB_ALIAS]
+
     def run(sql: str, params: Sequence[str], many: bool, context: Any) -> Any:
-        conn = connection.connection
         key = (sql.encode(), ("run_and_commit",))  # no key of psycopg's: its types are numbers
         values = [p.encode() for p in params]
-        results = _exchange(conn, b"", key, values, None, b"COMMIT")
+        results = _exchange(db, b"", key, None, values, None, b"COMMIT")
         value = next(r for r in results if r.status == _TUPLES).get_value(0, 0)
         return None if value is None else bytes(value).decode()
 
-    return _logged(run, sql, params, f"{sql}; COMMIT", None)
+    return _logged(db, run, sql, params, f"{sql}; COMMIT", None)
 
 
 def execute_first(shared: Any, sql: str, params: Sequence[Any]) -> None:
@@ -82,15 +84,17 @@ def execute_first(shared: Any, sql: str, params: Sequence[Any]) -> None:
     database transaction; the rows are fetched from ``shared`` as after ``execute``. Anywhere
     else (a transaction already open, autocommit, nothing prepared, not PostgreSQL), exactly
     ``shared.execute``."""
-    if connection.vendor != "postgresql":
-        shared.execute(sql, params)
-        return
+    db = connections[DEFAULT_DB_ALIAS]
     raw = shared.cursor
-    conn = raw.connection
-    if conn.autocommit or conn.prepare_threshold is None or conn.pgconn.transaction_status != _IDLE:
+    if (
+        db.vendor != "postgresql"
+        or raw.connection.autocommit
+        or raw.connection.prepare_threshold is None
+        or raw.connection.pgconn.transaction_status != _IDLE
+    ):
         shared.execute(sql, params)
         return
-    connection.validate_no_broken_transaction()
+    db.validate_no_broken_transaction()
 
     def run(sql: str, params: Sequence[Any], many: bool, context: Any) -> None:
         raw._reset()  # psycopg: what Cursor.execute does before a statement of another text
@@ -98,25 +102,29 @@ def execute_first(shared: Any, sql: str, params: Sequence[Any]) -> None:
         raw._tx = adapt.Transformer(raw)
         query = raw._convert_query(sql, params)  # psycopg: "$n" text, dumped values, types
         key = (query.query, query.types)  # psycopg's own key: it may share the statement
-        begin = conn._get_tx_start_command()  # psycopg: BEGIN with the connection's options
-        results = _exchange(conn, begin, key, query.params, query.formats, b"")
+        begin = raw.connection._get_tx_start_command()  # psycopg: BEGIN with its options
+        results = _exchange(db, begin, key, query.types, query.params, query.formats, b"")
         raw._query = query
         raw._set_results([next(r for r in results if r.status == _TUPLES)])
 
-    _logged(run, sql, params, sql, shared)
+    _logged(db, run, sql, params, sql, shared)
 
 
 def _exchange(
-    conn: Any,
+    db: Any,
     before: bytes,
     key: tuple[bytes, tuple[Any, ...]],
+    types: Sequence[int] | None,
     values: Sequence[Any],
     formats: Sequence[Any] | None,
     after: bytes,
 ) -> list[Any]:
-    """``before`` (if any), the statement ``key[0]`` with ``values``, then ``after`` (if any),
-    in one round trip; answers the results, or raises the first error as Django would."""
-    with connection.wrap_database_errors:
+    """``before`` (if any), the statement ``key[0]`` (its parameters' ``types``, None to let
+    the server infer them) with ``values``, then ``after`` (if any), in one round trip on
+    ``db``'s connection; answers the results, or raises the first error as Django would.
+    ``key`` is the statement's entry in psycopg's list of prepared statements."""
+    with db.wrap_database_errors:
+        conn = db.connection
         pgconn = conn.pgconn
         names = conn._prepared._names  # psycopg: {key: name} of its prepared statements
         name = names.get(key) if conn.prepare_threshold is not None else b""
@@ -128,7 +136,7 @@ def _exchange(
                     pgconn.send_query_params(before, None)
                 if name is None:
                     name = b"ledger_%d" % next(_numbers)
-                    pgconn.send_prepare(name, key[0], param_types=key[1] if formats else None)
+                    pgconn.send_prepare(name, key[0], param_types=types)
                 if name:
                     pgconn.send_query_prepared(name, values, param_formats=formats)
                 else:
@@ -164,6 +172,7 @@ def _pipeline_results(pgconn: Any) -> Any:
 
 
 def _logged(
+    db: Any,
     run: Callable[[str, Sequence[Any], bool, Any], Any],
     sql: str,
     params: Sequence[Any],
@@ -173,14 +182,14 @@ def _logged(
     """``run`` through the connection's execute wrappers and, when Django logs queries, into
     its log as ``logged_as``, as a statement run through a cursor is."""
     execute: Any = run
-    for wrapper in reversed(connection.execute_wrappers):
+    for wrapper in reversed(db.execute_wrappers):
         execute = functools.partial(wrapper, execute)
-    context = {"connection": connection, "cursor": cursor}
-    if not connection.queries_logged:
+    context = {"connection": db, "cursor": cursor}
+    if not db.queries_logged:
         return execute(sql, params, False, context)
     started = time.monotonic()
     try:
         return execute(sql, params, False, context)
     finally:
         elapsed = time.monotonic() - started
-        connection.queries_log.append({"sql": logged_as, "time": f"{elapsed:.3f}"})
+        db.queries_log.append({"sql": logged_as, "time": f"{elapsed:.3f}"})

@@ -70,9 +70,6 @@ class _Run:
         self.tx_ids: dict[int, uuid.UUID] = {}
         self.key_refused: set[int] = set()  # refused by their keys (in flight, or mismatched)
         self.early = False  # prepared before the locks, from accounts kept in this process
-        # The write may commit with it (``writes.write_posting``): set by ``_attempt`` when
-        # nothing is written after it; off when posting again after ``GuardBroken``.
-        self.commits_with_write = False
 
     def refuse(self, index: int, error: LedgerError) -> None:
         self.outcomes[index] = Outcome(error.http_status, error=error)
@@ -246,9 +243,11 @@ class _Run:
                 self.records[index] = taken.mine[key]
         return repeats
 
-    def apply(self, skip: set[int]) -> list[int]:
+    def apply(self, skip: set[int], *, last: bool = False) -> list[int]:
         """Lock, apply in order (each item sees the balances the ones before it left), write
-        under one guard. Answers the indexes posted."""
+        under one guard. Answers the indexes posted. ``last``: nothing is written after the
+        postings' write, unless an item is refused (its key is let go after it), so the write
+        may carry the COMMIT (``writes.write_posting``)."""
         items = [i for i in self.open() if i in self.prepared and i not in skip]
         steps = {i: opening_steps(self.prepared[i].transaction, self.prepared[i].legs)
                  for i in items}  # fmt: skip
@@ -280,8 +279,7 @@ class _Run:
         txs = [self.prepared[i].transaction for i in posted]
         posted_events = [events.build(events.TRANSACTION_POSTED, tx) for tx in txs]
         balance_rows = [balances[a] for a in touched]
-        # A refused item's key is let go after the write: the write is not the last statement.
-        commit = self.commits_with_write and not self.refused
+        commit = last and not self.refused
         written = write_posting(
             txs, operations, balance_rows, guard=guard, events=posted_events, commit=commit
         )
@@ -381,11 +379,10 @@ def _attempt(
                 if replay is not None:
                     return Batch([], replay=replay)
                 record = taken.mine[claim.key]
-            # Nothing is written after the postings' write but a batch key's outcome.
-            run.commits_with_write = commits and claim is None
             repeats = run.take_keys()
             run.lock()
-            run.apply(skip=set(repeats))
+            # Nothing is written after the postings' write but a batch key's outcome.
+            run.apply(skip=set(repeats), last=commits and claim is None)
             run.raise_first_refusal()
             run.settle_keys(repeats)
             outcomes = [o for o in run.outcomes if o is not None]

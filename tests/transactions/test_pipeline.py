@@ -33,30 +33,28 @@ pytestmark = [
 ]
 
 
+def _recorded(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str, pick: Any) -> list[Any]:
+    """``pick(*args, **kwargs)`` of every call of ``owner.name`` from now on, in order (each
+    call then runs as before)."""
+    seen: list[Any] = []
+    original = getattr(owner, name)
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        seen.append(pick(*args, **kwargs))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, recorded)
+    return seen
+
+
 def _spy(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """The ``commit`` of every call of the engine's write, in order."""
-    calls: list[bool] = []
-    write = engine.write_posting
-
-    def spied(*args: Any, commit: bool = False, **kwargs: Any) -> bool:
-        calls.append(commit)
-        return write(*args, commit=commit, **kwargs)
-
-    monkeypatch.setattr(engine, "write_posting", spied)
-    return calls
+    return _recorded(monkeypatch, engine, "write_posting", lambda *a, commit=False, **k: commit)
 
 
 def _committed_by(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The statements ``run_and_commit`` ran, in order."""
-    ran: list[str] = []
-    run = writes.run_and_commit
-
-    def spied(sql: str, params: Any) -> Any:
-        ran.append(sql)
-        return run(sql, params)
-
-    monkeypatch.setattr(writes, "run_and_commit", spied)
-    return ran
+    return _recorded(monkeypatch, writes, "run_and_commit", lambda sql, params: sql)
 
 
 def _payment(amount: int, fee: int) -> dict[str, Any]:
@@ -257,15 +255,8 @@ def _commands(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     """The commands psycopg sends on its own (BEGIN, COMMIT, ROLLBACK), in order."""
     from psycopg import _connection_base
 
-    sent: list[bytes] = []
-    original = _connection_base.BaseConnection._exec_command
-
-    def recorded(self: Any, command: Any, *args: Any, **kwargs: Any) -> Any:
-        sent.append(bytes(command))
-        return original(self, command, *args, **kwargs)
-
-    monkeypatch.setattr(_connection_base.BaseConnection, "_exec_command", recorded)
-    return sent
+    owner = _connection_base.BaseConnection
+    return _recorded(monkeypatch, owner, "_exec_command", lambda conn, command, *a, **k: command)
 
 
 def test_a_posting_sends_begin_with_its_locking_statement(book, monkeypatch):
