@@ -20,17 +20,23 @@ round trip, and entered in psycopg's list of the statements prepared on it. psyc
 deallocates all of them when the transaction rolls back (and the oldest past its maximum),
 which removes this one from the list too: it is then prepared again. Behind a pooler in
 transaction mode (``prepare_threshold`` None) nothing is prepared: ``run_and_commit`` parses
-its statement each time, and ``execute_first`` leaves psycopg to send BEGIN."""
+its statement each time, and ``execute_first`` leaves psycopg to send BEGIN.
+
+The health check: Django spends a round trip (``SELECT 1``) checking a kept connection before
+a request's first statement. A posting skips it (``first_statement_checks``): its first
+statement is the check, and a connection it finds closed is let go and the posting run again
+by the engine, on a new one."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
 from psycopg import adapt, generators, pq
 from psycopg import errors as psycopg_errors
 
@@ -38,6 +44,50 @@ _numbers = itertools.count()
 _OK, _TUPLES = pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK
 _FATAL, _SYNC = pq.ExecStatus.FATAL_ERROR, pq.ExecStatus.PIPELINE_SYNC
 _IDLE = pq.TransactionStatus.IDLE
+
+
+class ConnectionGone(OperationalError):
+    """The first statement sent in ``first_statement_checks`` found the connection closed:
+    nothing had been sent on it in the block before, so nothing was written."""
+
+
+@contextlib.contextmanager
+def first_statement_checks() -> Iterator[None]:
+    """Django checks a connection kept from an earlier request (``CONN_HEALTH_CHECKS``) with a
+    ``SELECT 1`` round trip before the request's first statement. In this block the first
+    statement is the check instead: if it fails and the connection is then closed, the
+    connection is let go and ``ConnectionGone`` raised (the caller runs the block's work
+    again, and its first statement opens a new connection); any other error is raised as it
+    is. Where no check is pending (a new connection, or one already used in this request), or
+    inside a transaction, the block changes nothing."""
+    db: Any = connections[DEFAULT_DB_ALIAS]  # django-stubs do not know the health check's fields
+    if (
+        db.vendor != "postgresql"
+        or db.connection is None
+        or not db.health_check_enabled
+        or db.health_check_done
+        or db.in_atomic_block
+    ):
+        yield
+        return
+    db.health_check_done = True  # Django's check is skipped: the first statement makes it
+    first = True
+
+    def check(execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any) -> Any:
+        nonlocal first
+        if not first:
+            return execute(sql, params, many, context)
+        first = False
+        try:
+            return execute(sql, params, many, context)
+        except (OperationalError, InterfaceError) as exc:
+            if db.connection is not None and not db.connection.closed:
+                raise
+            db.close()  # the next statement, after the block's transaction, opens a new one
+            raise ConnectionGone(str(exc)) from exc
+
+    with db.execute_wrapper(check):
+        yield
 
 
 def commits_early() -> bool:

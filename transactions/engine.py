@@ -4,8 +4,9 @@ command call it, and nothing below it.
 A posting goes: validation (the caller parsed the request) -> lookups (templates and parents,
 one query per kind at most) -> plan (the template and its variables make the legs) -> one
 durable database transaction: the accounts read and their balances locked in balance-id order,
-in one statement (``PostingLookups.lock_accounts``) -> checks (accounts' asset, status and
-flags) -> idempotency keys taken -> the legs applied to the balances in memory
+in one statement (``PostingLookups.lock_accounts``; a posting's first statement is also its
+connection's health check, ``pipeline.first_statement_checks``) -> checks (accounts' asset,
+status and flags) -> idempotency keys taken -> the legs applied to the balances in memory
 (``money.BalanceBook``) -> one guarded write of transactions, operations and balances (the
 statements of the database transaction share one cursor, ``db.one_cursor``), which carries
 the COMMIT with it when nothing is written after it (``writes.write_posting``) -> the
@@ -27,6 +28,7 @@ from django.utils import timezone
 
 from ledgerproject.db import new_id, one_cursor
 from ledgerproject.errors import LedgerError
+from ledgerproject.pipeline import ConnectionGone, first_statement_checks
 from organizations import ledger_copies
 from organizations.models import Balance, Ledger
 from organizations.services import ensure_ledger_active
@@ -333,26 +335,31 @@ def _run(
         if replay is not None:
             return Batch([], replay=replay)
     cached, commits = True, True
-    while True:
-        try:
-            run = _Run(ledger, requests, atomic)
-            return _attempt(run, claim, PostingLookups(ledger, cached=cached), commits=commits)
-        except TemplatesChanged:
-            # A template kept in this process changed: everything it planned (and refused) is
-            # forgotten, the transaction was rolled back, and the postings are planned again
-            # from the database.
-            if not cached:
-                raise
-            ledger_copies.unconfirm(ledger)  # confirmed again in the new transaction
-            cached = False
-        except GuardBroken:
-            # Something was deleted while the write waited for its locks, and the write was to
-            # commit with it: the transaction was rolled back. Posted again the ordinary way,
-            # where the write answers false and the guard's refusal is explained.
-            if not commits:
-                raise
-            ledger_copies.unconfirm(ledger)
-            commits = False
+    with first_statement_checks():  # no health check round trip before a request's posting
+        while True:
+            try:
+                run = _Run(ledger, requests, atomic)
+                return _attempt(run, claim, PostingLookups(ledger, cached=cached), commits=commits)
+            except ConnectionGone:
+                # The connection, kept from an earlier request, was found closed by the first
+                # statement: nothing was written. Posted again on a new connection.
+                continue
+            except TemplatesChanged:
+                # A template kept in this process changed: everything it planned (and refused) is
+                # forgotten, the transaction was rolled back, and the postings are planned again
+                # from the database.
+                if not cached:
+                    raise
+                ledger_copies.unconfirm(ledger)  # confirmed again in the new transaction
+                cached = False
+            except GuardBroken:
+                # Something was deleted while the write waited for its locks, and the write was to
+                # commit with it: the transaction was rolled back. Posted again the ordinary way,
+                # where the write answers false and the guard's refusal is explained.
+                if not commits:
+                    raise
+                ledger_copies.unconfirm(ledger)
+                commits = False
 
 
 def _attempt(

@@ -3,10 +3,12 @@ and the specification's payment-with-fee template."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from django.db import connection
 
 from tests.conftest import Api
 
@@ -113,3 +115,35 @@ def make_book(api: Api, ledger_url: str) -> Book:
 @pytest.fixture
 def book(api: Api, ledger_url: str) -> Book:
     return make_book(api, ledger_url)
+
+
+def recorded(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str, pick: Any) -> list[Any]:
+    """``pick(*args, **kwargs)`` of every call of ``owner.name`` from now on, in order (each
+    call then runs as before)."""
+    seen: list[Any] = []
+    original = getattr(owner, name)
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(pick(*args, **kwargs))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, spy)
+    return seen
+
+
+def other_connection_sees(sql: str) -> Any:
+    """The first value of ``sql`` read by a connection of its own, in another thread."""
+    found: list[Any] = []
+
+    def read() -> None:
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(sql)
+                found.append(cursor.fetchone()[0])
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    thread.join(timeout=30)
+    return found[0]

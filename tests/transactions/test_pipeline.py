@@ -10,7 +10,6 @@ block is a savepoint, BEGIN was sent long before and nothing commits early
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import psycopg
@@ -19,6 +18,7 @@ from django.db import DatabaseError, connection, transaction
 
 from organizations.models import Account, Organization
 from tests.conftest import assert_error
+from tests.transactions.conftest import other_connection_sees, recorded
 from transactions import engine, writes
 from transactions.guards import GuardBroken
 from transactions.models import IdempotencyKey, Transaction
@@ -33,28 +33,14 @@ pytestmark = [
 ]
 
 
-def _recorded(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str, pick: Any) -> list[Any]:
-    """``pick(*args, **kwargs)`` of every call of ``owner.name`` from now on, in order (each
-    call then runs as before)."""
-    seen: list[Any] = []
-    original = getattr(owner, name)
-
-    def recorded(*args: Any, **kwargs: Any) -> Any:
-        seen.append(pick(*args, **kwargs))
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(owner, name, recorded)
-    return seen
-
-
 def _spy(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """The ``commit`` of every call of the engine's write, in order."""
-    return _recorded(monkeypatch, engine, "write_posting", lambda *a, commit=False, **k: commit)
+    return recorded(monkeypatch, engine, "write_posting", lambda *a, commit=False, **k: commit)
 
 
 def _committed_by(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The statements ``run_and_commit`` ran, in order."""
-    return _recorded(monkeypatch, writes, "run_and_commit", lambda sql, params: sql)
+    return recorded(monkeypatch, writes, "run_and_commit", lambda sql, params: sql)
 
 
 def _payment(amount: int, fee: int) -> dict[str, Any]:
@@ -185,24 +171,6 @@ def test_a_posting_after_a_rollback_prepares_its_write_again(book):
     assert book.available("@alice") == 997
 
 
-def _other_connection_sees(sql: str) -> Any:
-    """The first value of ``sql`` read by a connection of its own, in another thread."""
-    found: list[Any] = []
-
-    def read() -> None:
-        try:
-            with connection.cursor() as cursor:
-                cursor.execute(sql)
-                found.append(cursor.fetchone()[0])
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=read)
-    thread.start()
-    thread.join(timeout=30)
-    return found[0]
-
-
 def test_it_commits_before_the_atomic_block_ends():
     from ledgerproject.pipeline import commits_early, run_and_commit
 
@@ -212,7 +180,7 @@ def test_it_commits_before_the_atomic_block_ends():
             assert not commits_early()  # a savepoint: the outer block commits
         Organization.objects.create(legal_name="Early", legal_document="1")
         assert run_and_commit("SELECT $1::text || $2::text", ["a", "b"]) == "ab"
-        seen = _other_connection_sees(
+        seen = other_connection_sees(
             "SELECT count(*) FROM organizations_organization WHERE legal_name = 'Early'"
         )
         assert seen == 1  # committed, though the block has not ended
@@ -256,7 +224,7 @@ def _commands(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     from psycopg import _connection_base
 
     owner = _connection_base.BaseConnection
-    return _recorded(monkeypatch, owner, "_exec_command", lambda conn, command, *a, **k: command)
+    return recorded(monkeypatch, owner, "_exec_command", lambda conn, command, *a, **k: command)
 
 
 def test_a_posting_sends_begin_with_its_locking_statement(book, monkeypatch):

@@ -1,0 +1,170 @@
+"""A posting's first statement is its connection's health check
+(``pipeline.first_statement_checks``, around ``engine._run``'s attempts).
+
+Django checks a connection kept from an earlier request with a ``SELECT 1`` round trip before the
+request's first statement (``CONN_HEALTH_CHECKS``). A posting whose first statement is the
+engine's (a single posting from the process's copies of its token and ledger) skips it: that
+statement is the check, and a connection it finds closed is let go and the posting made again
+on a new one; a connection lost later is an error, never a second posting. The test client
+leaves out what Django does as a request starts, so ``_new_request`` does it.
+
+Outside a test transaction (``transaction=True``), as a served request is, and on PostgreSQL
+only (the server ends a backend here). Not in the Citus stream: there, in the tests, the token
+is read from the database before the engine, so Django's own check runs first, as it does for
+any request that reads before the engine."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db import DEFAULT_DB_ALIAS, OperationalError, connection, connections
+
+from tests.conftest import assert_error
+from tests.transactions.conftest import other_connection_sees, recorded
+from transactions import engine, writes
+from transactions.models import Transaction
+
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(
+        connection.vendor != "postgresql",
+        reason="needs PostgreSQL: the server ends a backend (pg_terminate_backend)",
+    ),
+]
+
+
+def _payment(amount: int, fee: int) -> dict[str, Any]:
+    variables = {"amount": amount, "fee": fee, "source": "@alice", "destination": "@bob"}
+    return {"transactionTypeCode": "PAYMENT_WITH_FEE", "variables": variables}
+
+
+def _new_request() -> None:
+    """What Django does to a kept connection as a request starts (``request_started``, which
+    the test client leaves out): its health check is due again."""
+    connection.close_if_unusable_or_obsolete()
+    assert connection.health_check_enabled and not connection.health_check_done
+
+
+def _backend_pid() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return int(cursor.fetchone()[0])
+
+
+def _terminate(pid: int) -> None:
+    """The server ends the backend ``pid`` (and waits up to 5 s for it to exit), as a restart or
+    an idle timeout would."""
+    assert other_connection_sees(f"SELECT pg_terminate_backend({pid}, 5000)") is True
+
+
+def _health_checks(monkeypatch: pytest.MonkeyPatch) -> list[None]:
+    """One entry per ``SELECT 1`` Django sends to check the connection, from now on."""
+    wrapper = type(connections[DEFAULT_DB_ALIAS])  # the DatabaseWrapper, not the proxy
+    return recorded(monkeypatch, wrapper, "is_usable", lambda self: None)
+
+
+def test_a_posting_s_first_statement_is_its_connection_s_health_check(book, monkeypatch):
+    book.fund("@alice", 1_000)
+    book.pay(1, 0)
+    checks = _health_checks(monkeypatch)
+    _new_request()
+    response = book.pay(100, 5)
+    assert response.status_code == 201, response.content
+    assert checks == []  # no SELECT 1 round trip before the posting
+    assert connection.health_check_done
+    _new_request()
+    assert book.available("@alice") == 894
+    assert checks == [None]  # any other request's first statement is checked as Django does
+
+
+def test_a_posting_on_a_connection_closed_since_the_last_request_is_posted_once_on_a_new_one(
+    book, monkeypatch
+):
+    book.fund("@alice", 1_000)
+    book.pay(1, 0)
+    old = _backend_pid()
+    attempts = recorded(monkeypatch, engine, "_attempt", lambda *a, **k: None)
+    _new_request()
+    _terminate(old)
+    response = book.pay(100, 5)
+    assert response.status_code == 201, response.content
+    assert len(attempts) == 2  # the first statement found the connection closed
+    assert _backend_pid() != old
+    assert book.available("@alice") == 894 and book.available("@bob") == 101
+    assert Transaction.objects.filter(pk=response.json()["id"]).count() == 1
+
+
+def test_a_batch_on_a_closed_connection_is_posted_once_on_a_new_one(book, monkeypatch):
+    book.fund("@alice", 1_000)
+    book.pay(1, 0)
+    old = _backend_pid()
+    _new_request()
+    _terminate(old)
+    items = [_payment(10, 0), _payment(20, 0)]
+    response = book.api.post(
+        f"{book.url}/transactions/batch", {"transactions": items, "atomic": True}
+    )
+    assert response.status_code == 201, response.content
+    assert book.available("@alice") == 969 and book.available("@bob") == 31
+
+
+def test_an_error_of_the_first_statement_on_a_live_connection_is_not_retried(book, monkeypatch):
+    from ledgerproject import pipeline
+
+    book.fund("@alice", 1_000)
+    book.pay(1, 0)
+    calls: list[None] = []
+
+    def timed_out(*args: Any, **kwargs: Any) -> Any:
+        calls.append(None)
+        raise OperationalError("canceling statement due to statement timeout")
+
+    monkeypatch.setattr(pipeline, "_exchange", timed_out)
+    _new_request()
+    response = book.pay(100, 5)
+    assert_error(response, 500, "0046")
+    assert calls == [None]  # raised as it was: the connection is open
+    monkeypatch.undo()
+    assert book.available("@alice") == 999
+
+
+def test_a_connection_lost_after_the_first_statement_is_not_posted_again(book, monkeypatch):
+    # Past the first statement the posting may have been written: it is never sent again.
+    book.fund("@alice", 1_000)
+    book.pay(1, 0)
+    pid = _backend_pid()
+    attempts = recorded(monkeypatch, engine, "_attempt", lambda *a, **k: None)
+    write = writes.run_and_commit
+
+    def lost(sql: str, params: Any) -> Any:
+        _terminate(pid)
+        return write(sql, params)
+
+    monkeypatch.setattr(writes, "run_and_commit", lost)
+    _new_request()
+    response = book.pay(100, 5)
+    assert_error(response, 500, "0046")
+    assert len(attempts) == 1
+    monkeypatch.undo()
+    assert book.available("@alice") == 999  # the server rolled it back as the backend ended
+
+
+def test_a_keyed_posting_on_a_closed_connection_is_posted_once_on_a_new_one(book, monkeypatch):
+    # A keyed request reads its ledger before the engine (it writes its key before the locking
+    # statement, so it does not post from the process's copy): Django checks the connection
+    # at that read, as for any request, and the posting runs on the new connection.
+    book.fund("@alice", 1_000)
+    book.pay(1, 0)
+    pid = _backend_pid()
+    checks = _health_checks(monkeypatch)
+    _new_request()
+    _terminate(pid)
+    first = book.post(_payment(100, 5), HTTP_IDEMPOTENCY_KEY="k-gone")
+    assert first.status_code == 201, first.content
+    assert checks == [None] and _backend_pid() != pid
+    _new_request()
+    again = book.post(_payment(100, 5), HTTP_IDEMPOTENCY_KEY="k-gone")
+    assert again.status_code == 201 and again.json()["id"] == first.json()["id"]
+    assert book.available("@alice") == 894
