@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
+from django.db import DEFAULT_DB_ALIAS, Error, OperationalError, connections
 from psycopg import adapt, generators, pq
 from psycopg import errors as psycopg_errors
 
@@ -58,8 +58,11 @@ def first_statement_checks() -> Iterator[None]:
     statement is the check instead: if it fails and the connection is then closed, the
     connection is let go and ``ConnectionGone`` raised (the caller runs the block's work
     again, and its first statement opens a new connection); any other error is raised as it
-    is. Where no check is pending (a new connection, or one already used in this request), or
-    inside a transaction, the block changes nothing."""
+    is, and so is any error of a statement sent with COMMIT (``run_and_commit``), which may
+    have committed. A block that sends no statement leaves the check due. Where no check is
+    pending (a new connection, or one already used in this request), where the connection is
+    known to be closed (Django's check then opens a new one), or inside a transaction, the
+    block changes nothing."""
     db: Any = connections[DEFAULT_DB_ALIAS]  # django-stubs do not know the health check's fields
     if (
         db.vendor != "postgresql"
@@ -67,6 +70,7 @@ def first_statement_checks() -> Iterator[None]:
         or not db.health_check_enabled
         or db.health_check_done
         or db.in_atomic_block
+        or db.connection.closed
     ):
         yield
         return
@@ -80,14 +84,18 @@ def first_statement_checks() -> Iterator[None]:
         first = False
         try:
             return execute(sql, params, many, context)
-        except (OperationalError, InterfaceError) as exc:
-            if db.connection is not None and not db.connection.closed:
+        except Error as exc:
+            if context.get("commits") or (db.connection is not None and not db.connection.closed):
                 raise
             db.close()  # the next statement, after the block's transaction, opens a new one
             raise ConnectionGone(str(exc)) from exc
 
-    with db.execute_wrapper(check):
-        yield
+    try:
+        with db.execute_wrapper(check):
+            yield
+    finally:
+        if first:  # no statement was sent: the request's next one is checked as Django does
+            db.health_check_done = False
 
 
 def commits_early() -> bool:
@@ -125,7 +133,7 @@ def run_and_commit(sql: str, params: Sequence[str]) -> Any:
         value = next(r for r in results if r.status == _TUPLES).get_value(0, 0)
         return None if value is None else bytes(value).decode()
 
-    return _logged(db, run, sql, params, f"{sql}; COMMIT", None)
+    return _logged(db, run, sql, params, f"{sql}; COMMIT", None, commits=True)
 
 
 def execute_first(shared: Any, sql: str, params: Sequence[Any]) -> None:
@@ -228,13 +236,16 @@ def _logged(
     params: Sequence[Any],
     logged_as: str,
     cursor: Any,
+    *,
+    commits: bool = False,
 ) -> Any:
     """``run`` through the connection's execute wrappers and, when Django logs queries, into
-    its log as ``logged_as``, as a statement run through a cursor is."""
+    its log as ``logged_as``, as a statement run through a cursor is. ``commits``: the
+    statement is sent with COMMIT (the wrappers find it in their context)."""
     execute: Any = run
     for wrapper in reversed(db.execute_wrappers):
         execute = functools.partial(wrapper, execute)
-    context = {"connection": db, "cursor": cursor}
+    context = {"connection": db, "cursor": cursor, "commits": commits}
     if not db.queries_logged:
         return execute(sql, params, False, context)
     started = time.monotonic()

@@ -3,7 +3,8 @@
 
 Django checks a connection kept from an earlier request with a ``SELECT 1`` round trip before the
 request's first statement (``CONN_HEALTH_CHECKS``). A posting whose first statement is the
-engine's (a single posting from the process's copies of its token and ledger) skips it: that
+engine's (a single posting without a key, from the process's copies of its token and
+ledger) skips it: that
 statement is the check, and a connection it finds closed is let go and the posting made again
 on a new one; a connection lost later is an error, never a second posting. The test client
 leaves out what Django does as a request starts, so ``_new_request`` does it.
@@ -18,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.db import DEFAULT_DB_ALIAS, OperationalError, connection, connections
+from django.db import DEFAULT_DB_ALIAS, OperationalError, connection, connections, transaction
 
 from tests.conftest import assert_error
 from tests.transactions.conftest import other_connection_sees, recorded
@@ -97,9 +98,12 @@ def test_a_posting_on_a_connection_closed_since_the_last_request_is_posted_once_
 
 
 def test_a_batch_on_a_closed_connection_is_posted_once_on_a_new_one(book, monkeypatch):
+    # A batch's view reads its ledger before the engine: Django checks the connection there.
     book.fund("@alice", 1_000)
     book.pay(1, 0)
     old = _backend_pid()
+    checks = _health_checks(monkeypatch)
+    attempts = recorded(monkeypatch, engine, "_attempt", lambda *a, **k: None)
     _new_request()
     _terminate(old)
     items = [_payment(10, 0), _payment(20, 0)]
@@ -107,6 +111,7 @@ def test_a_batch_on_a_closed_connection_is_posted_once_on_a_new_one(book, monkey
         f"{book.url}/transactions/batch", {"transactions": items, "atomic": True}
     )
     assert response.status_code == 201, response.content
+    assert checks == [None] and len(attempts) == 1 and _backend_pid() != old
     assert book.available("@alice") == 969 and book.available("@bob") == 31
 
 
@@ -168,3 +173,40 @@ def test_a_keyed_posting_on_a_closed_connection_is_posted_once_on_a_new_one(book
     again = book.post(_payment(100, 5), HTTP_IDEMPOTENCY_KEY="k-gone")
     assert again.status_code == 201 and again.json()["id"] == first.json()["id"]
     assert book.available("@alice") == 894
+
+
+def test_a_block_that_sends_no_statement_leaves_the_check_due(book, monkeypatch):
+    from ledgerproject.pipeline import first_statement_checks
+
+    book.fund("@alice", 1_000)
+    checks = _health_checks(monkeypatch)
+    _new_request()
+    with first_statement_checks():
+        pass  # a posting refused before its first statement, say
+    assert not connection.health_check_done
+    assert book.available("@alice") == 1_000
+    assert checks == [None]
+
+
+def test_a_connection_known_to_be_closed_is_left_to_django_s_check(book, monkeypatch):
+    book.fund("@alice", 1_000)
+    book.pay(1, 0)
+    checks = _health_checks(monkeypatch)
+    connection.connection.close()  # libpq knows: Django's check opens a new one
+    _new_request()
+    response = book.pay(100, 5)
+    assert response.status_code == 201, response.content
+    assert checks == [None]
+    assert book.available("@alice") == 894
+
+
+def test_a_statement_sent_with_commit_is_never_taken_for_the_check():
+    from ledgerproject.pipeline import ConnectionGone, first_statement_checks, run_and_commit
+
+    pid = _backend_pid()
+    _new_request()
+    _terminate(pid)
+    checked, atomic = first_statement_checks(), transaction.atomic(durable=True)
+    with pytest.raises(OperationalError) as raised, checked, atomic:
+        run_and_commit("SELECT $1::text", ["x"])  # it may have committed: never sent again
+    assert not isinstance(raised.value, ConnectionGone)
