@@ -23,9 +23,9 @@ transaction mode (``prepare_threshold`` None) nothing is prepared: ``run_and_com
 its statement each time, and ``execute_first`` leaves psycopg to send BEGIN.
 
 The health check: Django spends a round trip (``SELECT 1``) checking a kept connection before
-a request's first statement. A posting skips it (``first_statement_checks``): its first
-statement is the check, and a connection it finds closed is let go and the posting run again
-by the engine, on a new one."""
+a request's first statement. A posting whose first statement is the engine's (a single posting
+without a key) skips it (``first_statement_checks``): that statement is the check, and a
+connection it finds closed is let go and the posting run again by the engine, on a new one."""
 
 from __future__ import annotations
 
