@@ -147,3 +147,9 @@ def other_connection_sees(sql: str) -> Any:
     thread.start()
     thread.join(timeout=30)
     return found[0]
+
+
+def payment(amount: int, fee: int) -> dict[str, Any]:
+    """The body of a PAYMENT_WITH_FEE posting from @alice to @bob."""
+    variables = {"amount": amount, "fee": fee, "source": "@alice", "destination": "@bob"}
+    return {"transactionTypeCode": "PAYMENT_WITH_FEE", "variables": variables}

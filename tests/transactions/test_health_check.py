@@ -4,10 +4,10 @@
 Django checks a connection kept from an earlier request with a ``SELECT 1`` round trip before the
 request's first statement (``CONN_HEALTH_CHECKS``). A posting whose first statement is the
 engine's (a single posting without a key, from the process's copies of its token and
-ledger) skips it: that
-statement is the check, and a connection it finds closed is let go and the posting made again
-on a new one; a connection lost later is an error, never a second posting. The test client
-leaves out what Django does as a request starts, so ``_new_request`` does it.
+ledger) skips it: that statement is the check, and a connection it finds closed is let go and
+the posting made again on a new one; a connection lost later is an error, never a second
+posting. The test client leaves out what Django does as a request starts, so ``_new_request``
+does it.
 
 Outside a test transaction (``transaction=True``), as a served request is, and on PostgreSQL
 only (the server ends a backend here). Not in the Citus stream: there, in the tests, the token
@@ -22,7 +22,7 @@ import pytest
 from django.db import DEFAULT_DB_ALIAS, OperationalError, connection, connections, transaction
 
 from tests.conftest import assert_error
-from tests.transactions.conftest import other_connection_sees, recorded
+from tests.transactions.conftest import other_connection_sees, payment, recorded
 from transactions import engine, writes
 from transactions.models import Transaction
 
@@ -34,11 +34,6 @@ pytestmark = [
         reason="needs PostgreSQL: the server ends a backend (pg_terminate_backend)",
     ),
 ]
-
-
-def _payment(amount: int, fee: int) -> dict[str, Any]:
-    variables = {"amount": amount, "fee": fee, "source": "@alice", "destination": "@bob"}
-    return {"transactionTypeCode": "PAYMENT_WITH_FEE", "variables": variables}
 
 
 def _new_request() -> None:
@@ -106,7 +101,7 @@ def test_a_batch_on_a_closed_connection_is_posted_once_on_a_new_one(book, monkey
     attempts = recorded(monkeypatch, engine, "_attempt", lambda *a, **k: None)
     _new_request()
     _terminate(old)
-    items = [_payment(10, 0), _payment(20, 0)]
+    items = [payment(10, 0), payment(20, 0)]
     response = book.api.post(
         f"{book.url}/transactions/batch", {"transactions": items, "atomic": True}
     )
@@ -166,11 +161,11 @@ def test_a_keyed_posting_on_a_closed_connection_is_posted_once_on_a_new_one(book
     checks = _health_checks(monkeypatch)
     _new_request()
     _terminate(pid)
-    first = book.post(_payment(100, 5), HTTP_IDEMPOTENCY_KEY="k-gone")
+    first = book.post(payment(100, 5), HTTP_IDEMPOTENCY_KEY="k-gone")
     assert first.status_code == 201, first.content
     assert checks == [None] and _backend_pid() != pid
     _new_request()
-    again = book.post(_payment(100, 5), HTTP_IDEMPOTENCY_KEY="k-gone")
+    again = book.post(payment(100, 5), HTTP_IDEMPOTENCY_KEY="k-gone")
     assert again.status_code == 201 and again.json()["id"] == first.json()["id"]
     assert book.available("@alice") == 894
 

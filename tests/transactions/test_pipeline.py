@@ -18,7 +18,7 @@ from django.db import DatabaseError, connection, transaction
 
 from organizations.models import Account, Organization
 from tests.conftest import assert_error
-from tests.transactions.conftest import other_connection_sees, recorded
+from tests.transactions.conftest import other_connection_sees, payment, recorded
 from transactions import engine, writes
 from transactions.guards import GuardBroken
 from transactions.models import IdempotencyKey, Transaction
@@ -43,11 +43,6 @@ def _committed_by(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return recorded(monkeypatch, writes, "run_and_commit", lambda sql, params: sql)
 
 
-def _payment(amount: int, fee: int) -> dict[str, Any]:
-    variables = {"amount": amount, "fee": fee, "source": "@alice", "destination": "@bob"}
-    return {"transactionTypeCode": "PAYMENT_WITH_FEE", "variables": variables}
-
-
 def test_a_posting_commits_with_its_write(book, monkeypatch):
     book.fund("@alice", 1_000)
     ran = _committed_by(monkeypatch)
@@ -61,11 +56,11 @@ def test_a_posting_commits_with_its_write(book, monkeypatch):
 def test_a_keyed_posting_commits_its_key_with_the_write(book, monkeypatch):
     book.fund("@alice", 1_000)
     ran = _committed_by(monkeypatch)
-    first = book.post(_payment(100, 5), HTTP_IDEMPOTENCY_KEY="k-1")
+    first = book.post(payment(100, 5), HTTP_IDEMPOTENCY_KEY="k-1")
     assert first.status_code == 201, first.content
     assert ran == [writes.WRITE_POSTING_AND_COMMIT]
     assert IdempotencyKey.objects.filter(key="k-1").count() == 1
-    again = book.post(_payment(100, 5), HTTP_IDEMPOTENCY_KEY="k-1")
+    again = book.post(payment(100, 5), HTTP_IDEMPOTENCY_KEY="k-1")
     assert again["Idempotent-Replayed"] == "true" and again.json() == first.json()
     assert book.available("@alice") == 895
 
@@ -73,7 +68,7 @@ def test_a_keyed_posting_commits_its_key_with_the_write(book, monkeypatch):
 def test_an_atomic_batch_commits_with_its_write(book, monkeypatch):
     book.fund("@alice", 1_000)
     calls = _spy(monkeypatch)
-    items = [_payment(10, 1)] * 3
+    items = [payment(10, 1)] * 3
     response = book.api.post(
         f"{book.url}/transactions/batch", {"transactions": items, "atomic": True}
     )
@@ -101,7 +96,7 @@ def test_a_batch_with_a_refused_item_lets_its_key_go_after(book, monkeypatch):
     # The refused item's key is released after the write: the write is not the last statement.
     calls = _spy(monkeypatch)
     fund = {"transactionTypeCode": "FUND", "variables": {"amount": 5, "account": "@bob"}}
-    broke = _payment(10, 0)  # @alice has nothing
+    broke = payment(10, 0)  # @alice has nothing
     response = book.api.post(
         f"{book.url}/transactions/batch",
         {"transactions": [{**fund, "idempotencyKey": "a"}, {**broke, "idempotencyKey": "b"}],
@@ -130,7 +125,7 @@ def test_a_guard_broken_at_a_committing_write_is_posted_again_the_ordinary_way(b
         return write(*args, commit=commit, **kwargs)
 
     monkeypatch.setattr(engine, "write_posting", deleted_meanwhile)
-    response = book.post(_payment(100, 5), HTTP_IDEMPOTENCY_KEY="k-guard")
+    response = book.post(payment(100, 5), HTTP_IDEMPOTENCY_KEY="k-guard")
     body = assert_error(response, 422, "0024")
     assert "@bob was deleted; nothing was written" in body["description"], body
     assert calls == [True, False]
@@ -243,7 +238,7 @@ def test_a_keyed_posting_s_transaction_is_opened_by_its_key(book, monkeypatch):
     # then runs in the open transaction, as any statement does.
     book.fund("@alice", 1_000)
     sent = _commands(monkeypatch)
-    response = book.post(_payment(100, 5), HTTP_IDEMPOTENCY_KEY="k-begin")
+    response = book.post(payment(100, 5), HTTP_IDEMPOTENCY_KEY="k-begin")
     assert response.status_code == 201, response.content
     # the posting's BEGIN (before its key's row; its COMMIT went with the write), then the
     # transaction that records the answer on the key after COMMIT (answers.record_answers)
