@@ -23,20 +23,20 @@ from bench.threads import run_threads
 def without_outbox() -> Iterator[None]:
     """The engine posts without building or writing the postings' events, for the duration."""
     from outbox import events
-    from transactions import engine
+    from transactions import run
 
-    build, write = events.build, engine.write_posting
+    build, write = events.build, run.write_posting
 
     def write_without(*args: Any, events: Any = (), **kwargs: Any) -> bool:
         return write(*args, **kwargs)
 
     # no event, and so no rendering made in the engine (the answer would render it instead)
     events.build = lambda *args, **kwargs: SimpleNamespace(data=None)  # type: ignore[assignment]
-    engine.write_posting = write_without  # type: ignore[assignment]
+    run.write_posting = write_without  # type: ignore[assignment]
     try:
         yield
     finally:
-        events.build, engine.write_posting = build, write  # type: ignore[assignment]
+        events.build, run.write_posting = build, write  # type: ignore[assignment]
 
 
 def engine_rate(

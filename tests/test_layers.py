@@ -74,5 +74,5 @@ def test_the_scan_reads_the_code():
     assert sum(1 for _ in _modules()) > 40
     assert any(
         m == "ledgerproject.errors"
-        for m, _, _ in _imports(ast.parse((ROOT / "transactions" / "engine.py").read_text()))
+        for m, _, _ in _imports(ast.parse((ROOT / "transactions" / "run.py").read_text()))
     )

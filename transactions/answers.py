@@ -12,12 +12,13 @@ from typing import Any
 
 from transactions import engine, idempotency
 from transactions.models import IdempotencyKey, Operation, Transaction
+from transactions.prepare import attach_operations
 from transactions.rendering import transaction_data
 
 
 def _with_operations(tx: Transaction) -> Transaction:
     operations = Operation.objects.filter(transaction_id=tx.pk).order_by("created_at", "id")
-    return engine.attach_operations(tx, list(operations))
+    return attach_operations(tx, list(operations))
 
 
 def replayed_body(record: IdempotencyKey) -> Any:

@@ -15,7 +15,7 @@ from django.db import connection, transaction
 from organizations.models import Account, Balance
 from tests.concurrency.conftest import run_threads
 from tests.conftest import Api
-from transactions import engine, lookups
+from transactions import lookups, run
 from transactions.models import Transaction
 
 pytestmark = [
@@ -120,14 +120,14 @@ def test_a_repeat_while_the_first_runs_is_409_at_once(book, monkeypatch, warm):
     else:
         lookups._account_cache.clear()
     entered, release = threading.Event(), threading.Event()
-    write = engine.write_posting
+    write = run.write_posting
 
     def held_write(*args, **kwargs):
         entered.set()
         release.wait(timeout=30)
         return write(*args, **kwargs)
 
-    monkeypatch.setattr(engine, "write_posting", held_write)
+    monkeypatch.setattr(run, "write_posting", held_write)
 
     def work(index, barrier):
         api = Api(book.api.token)

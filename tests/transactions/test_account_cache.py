@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from organizations.models import Account
 from tests.conftest import assert_error, requires_postgres
-from transactions import engine, lookups
+from transactions import lookups, run
 
 
 @pytest.fixture
@@ -55,7 +55,7 @@ def test_an_alias_given_to_a_new_account_posts_to_the_new_one(paid):
 @requires_postgres()
 def test_a_posting_with_kept_accounts_is_prepared_before_its_locks(paid, monkeypatch):
     steps: list[str] = []
-    prepare, lock = engine.prepare, lookups.PostingLookups.lock_accounts
+    prepare, lock = run.prepare, lookups.PostingLookups.lock_accounts
 
     def spy_prepare(*args: Any, **kwargs: Any) -> Any:
         steps.append("prepare")
@@ -65,7 +65,7 @@ def test_a_posting_with_kept_accounts_is_prepared_before_its_locks(paid, monkeyp
         steps.append("lock")
         return lock(self, *args)
 
-    monkeypatch.setattr(engine, "prepare", spy_prepare)
+    monkeypatch.setattr(run, "prepare", spy_prepare)
     monkeypatch.setattr(lookups.PostingLookups, "lock_accounts", spy_lock)
     ledger_id = paid.url.rsplit("/", 1)[1]
     kept = {alias for (ledger, alias) in lookups._account_cache if str(ledger) == ledger_id}

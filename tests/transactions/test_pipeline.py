@@ -19,7 +19,7 @@ from django.db import DatabaseError, connection, transaction
 from organizations.models import Account, Organization
 from tests.conftest import assert_error
 from tests.transactions.conftest import other_connection_sees, payment, recorded
-from transactions import engine, writes
+from transactions import run, writes
 from transactions.guards import GuardBroken
 from transactions.models import IdempotencyKey, Transaction
 
@@ -35,7 +35,7 @@ pytestmark = [
 
 def _spy(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """The ``commit`` of every call of the engine's write, in order."""
-    return recorded(monkeypatch, engine, "write_posting", lambda *a, commit=False, **k: commit)
+    return recorded(monkeypatch, run, "write_posting", lambda *a, commit=False, **k: commit)
 
 
 def _committed_by(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -115,7 +115,7 @@ def test_a_guard_broken_at_a_committing_write_is_posted_again_the_ordinary_way(b
     book.fund("@alice", 1_000)
     book.pay(1, 0)  # every copy warm
     calls: list[bool] = []
-    write = engine.write_posting
+    write = run.write_posting
 
     def deleted_meanwhile(*args: Any, commit: bool = False, **kwargs: Any) -> bool:
         calls.append(commit)
@@ -124,7 +124,7 @@ def test_a_guard_broken_at_a_committing_write_is_posted_again_the_ordinary_way(b
         Account.objects.filter(alias="@bob").update(deleted_at="2026-01-01T00:00:00Z")
         return write(*args, commit=commit, **kwargs)
 
-    monkeypatch.setattr(engine, "write_posting", deleted_meanwhile)
+    monkeypatch.setattr(run, "write_posting", deleted_meanwhile)
     response = book.post(payment(100, 5), HTTP_IDEMPOTENCY_KEY="k-guard")
     body = assert_error(response, 422, "0024")
     assert "@bob was deleted; nothing was written" in body["description"], body

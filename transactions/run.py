@@ -1,0 +1,299 @@
+"""One request's postings, step by step (``engine._attempt`` runs the steps in order): the
+items' known keys replayed, their templates planned, the items checked and prepared (before the
+locks when the process holds every account they name), their keys taken, their accounts read
+and balances locked in one statement, the legs applied to the balances in memory and written
+under one guard, and the keys settled. A single posting is a run of one item."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from django.utils import timezone
+
+from ledgerproject.db import new_id
+from ledgerproject.errors import LedgerError
+from organizations import ledger_copies
+from organizations.models import Balance, Ledger
+from outbox import events
+from transactions import idempotency
+from transactions.guards import Guard, guard_refusal
+from transactions.locking import lock_balances
+from transactions.lookups import PostingLookups
+from transactions.models import IdempotencyKey
+from transactions.money import DEBIT, BalanceBook
+from transactions.prepare import (
+    ItemRefused,
+    Outcome,
+    PostingRequest,
+    Prepared,
+    attach_operations,
+    balances_of,
+    opening_steps,
+    prepare,
+)
+from transactions.writes import write_posting
+
+
+class Run:
+    """One request's postings, from parsed items to outcomes."""
+
+    def __init__(self, ledger: Ledger, requests: Sequence[PostingRequest], atomic: bool) -> None:
+        self.ledger, self.requests, self.atomic = ledger, requests, atomic
+        self.outcomes: list[Outcome | None] = [None] * len(requests)
+        self.prepared: dict[int, Prepared] = {}
+        self.refused: dict[int, LedgerError] = {}
+        self.records: dict[int, IdempotencyKey] = {}
+        self.planned: dict[int, tuple[Any, Any]] = {}
+        self.balances: dict[uuid.UUID, Balance] = {}
+        self.lookups: PostingLookups
+        self.tx_ids: dict[int, uuid.UUID] = {}
+        self.key_refused: set[int] = set()  # refused by their keys (in flight, or mismatched)
+        self.early = False  # prepared before the locks, from accounts kept in this process
+
+    def refuse(self, index: int, error: LedgerError) -> None:
+        self.outcomes[index] = Outcome(error.http_status, error=error)
+        self.refused[index] = error
+
+    def open(self) -> list[int]:
+        return [i for i, outcome in enumerate(self.outcomes) if outcome is None]
+
+    def raise_first_refusal(self) -> None:
+        """Atomic: abort with the refused item of the lowest index, whichever check found it."""
+        if self.atomic and self.refused:
+            index = min(self.refused)
+            raise ItemRefused(index, self.refused[index])
+
+    def replay_known(self) -> None:
+        """Before any work: the items whose keys were already answered replay that answer."""
+        for index, request in enumerate(self.requests):
+            if request.refused is not None:
+                self.refuse(index, request.refused)
+        claims = [c for i in self.open() if (c := self.requests[i].claim)]
+        self._replay_from(idempotency.answered(self.ledger, claims))
+
+    def _replay_from(self, records: Mapping[str, IdempotencyKey]) -> None:
+        for index in self.open():
+            claim = self.requests[index].claim
+            if claim is None:
+                continue
+            try:
+                record = idempotency.replay_of(claim, records.get(claim.key))
+            except LedgerError as error:
+                self.refuse(index, error)
+                continue
+            if record is not None:
+                self.outcomes[index] = Outcome(record.response_status, replay=record)
+
+    def plan(self, lookups: PostingLookups) -> None:
+        """Before any lock: each open item's template and plan, and the parents they name."""
+        self.lookups = lookups
+        stored = (self.requests[i] for i in self.open())
+        lookups.preload_templates(r.template_code for r in stored if r.inline is None)
+        for index in self.open():
+            request = self.requests[index]
+            try:
+                self.planned[index] = lookups.plan(
+                    request.template_code, request.variables, request.inline
+                )
+            except LedgerError as error:
+                self.refuse(index, error)
+            else:
+                # Its id now: its key's row names it, and the key may be taken before the
+                # transaction is prepared (``lock``).
+                self.tx_ids[index] = new_id()
+        lookups.preload_parents(
+            pid for i in self.planned if (pid := self.requests[i].parent_id) is not None
+        )
+
+    def aliases(self, *, written: bool = False) -> set[str]:
+        """The accounts the open planned items name; ``written``: only those whose balances
+        they change (a pending posting holds on its sources and leaves its destinations
+        alone, so it does not lock them). A replayed or refused item names none: a repeat
+        refused while its first runs must not wait for the first's balances."""
+        names: set[str] = set()
+        for index, (_, plan) in self.planned.items():
+            if self.outcomes[index] is not None:
+                continue
+            pending = self.requests[index].pending
+            holds = plan.pending if pending is None else pending
+            names.update(
+                leg.alias for leg in plan.legs if not (written and holds and leg.direction != DEBIT)
+            )
+        return names
+
+    def refuse_before_locks(self) -> None:
+        """An atomic batch with an item refused by now is refused, with no key taken and no
+        lock: by the lowest refused item, the others' accounts read and checked first (with no
+        lock, as a dry run reads them), so that a lower item's refusal wins."""
+        if not (self.atomic and self.refused):
+            return
+        self.lookups.verify_templates()  # a refusal must not come from a changed template
+        self.lookups.preload_accounts(self.aliases())
+        self.prepare()
+        self.raise_first_refusal()
+
+    def prepare_before_locks(self) -> None:
+        """When this process holds a copy of every account the planned items name, check and
+        prepare them now, before any lock, so the locks are held the shorter. Kept only if it
+        refused nothing (a refusal is never answered from a copy: what it refused is
+        forgotten) and the statement that locks the balances reads the very same accounts
+        (``lock``)."""
+        if not self.lookups.cached_accounts(self.aliases()):
+            return
+        before = set(self.refused)
+        self.prepare()
+        refused = set(self.refused) - before
+        for index in refused:
+            del self.refused[index]
+            self.outcomes[index] = None
+        if refused:
+            self.prepared.clear()
+        self.early = not refused
+
+    def lock(self) -> None:
+        """Inside the database transaction, after the keys: the planned items' accounts read,
+        and the balances they change locked, in one statement (a cached template found
+        changed raises ``TemplatesChanged`` before anything is written); then the items
+        checked and prepared with the accounts read, unless they were before the locks with
+        the same ones. Those checks come before the keys' refusals, as they would have had
+        the accounts been read before the keys were taken: an item whose key was refused is
+        checked too, and its own refusal replaces the key's; an atomic batch with a refused
+        item is refused by the lowest such item."""
+        read = self.aliases() | {
+            leg.alias for i in self.key_refused for leg in self.planned[i][1].legs
+        }
+        self.balances, same = self.lookups.lock_accounts(self.aliases(written=True), read)
+        if self.early and same:
+            return
+        self.early = False
+        self.prepared.clear()
+        refused = self.prepare(also=self.key_refused)
+        if self.atomic and refused:
+            index = min(refused)
+            raise ItemRefused(index, self.refused[index])
+
+    def prepare(self, also: Collection[int] = ()) -> set[int]:
+        """Each open planned item's transaction and legs, its parent and accounts checked
+        (and those of the items in ``also``: what they refuse replaces their refusal, and
+        they stay unprepared otherwise). Answers the items it refused."""
+        refused = set()
+        for index, pair in self.planned.items():
+            if self.outcomes[index] is not None and index not in also:
+                continue  # replayed or refused since it was planned
+            try:
+                prepared = prepare(
+                    self.ledger, self.lookups, self.requests[index], pair, self.tx_ids[index]
+                )
+            except LedgerError as error:
+                self.refuse(index, error)
+                refused.add(index)
+            else:
+                if index not in also:
+                    self.prepared[index] = prepared
+        return refused
+
+    def take_keys(self) -> dict[int, int]:
+        """Take the items' keys, writing their rows; answer ``{index: earlier index}`` for
+        repeats of a key within the batch."""
+        first: dict[str, int] = {}
+        repeats: dict[int, int] = {}
+        for index in (i for i in self.open() if self.requests[i].claim):
+            claim = self.requests[index].claim
+            assert claim is not None
+            if claim.key not in first:
+                first[claim.key] = index
+            elif self.requests[first[claim.key]].claim != claim:
+                self.refuse(index, idempotency.mismatch())
+                self.key_refused.add(index)
+            else:
+                repeats[index] = first[claim.key]
+        rows = []
+        for index in first.values():
+            claim = self.requests[index].claim
+            assert claim is not None
+            rows.append(idempotency.Stored(claim, 201, self.tx_ids.get(index)))
+        taken = idempotency.take(self.ledger, rows)
+        self._replay_from(taken.stored)
+        for key, index in first.items():
+            if key in taken.busy:
+                self.refuse(index, idempotency.running())
+                self.key_refused.add(index)
+            elif key in taken.mine:
+                self.records[index] = taken.mine[key]
+        return repeats
+
+    def apply(self, skip: set[int], *, last: bool = False) -> list[int]:
+        """Lock, apply in order (each item sees the balances the ones before it left), write
+        under one guard. Answers the indexes posted. ``last``: nothing is written after the
+        postings' write, unless an item is refused (its key is let go after it), so the write
+        may carry the COMMIT (``writes.write_posting``)."""
+        items = [i for i in self.open() if i in self.prepared and i not in skip]
+        steps = {i: opening_steps(self.prepared[i].transaction, self.prepared[i].legs)
+                 for i in items}  # fmt: skip
+        balances = self.balances
+        book = BalanceBook(balances, now=timezone.now())
+        posted, operations = [], []
+        for index in items:
+            tx = self.prepared[index].transaction
+            # Stamped now that the locks are held, so an account's operations are in time order
+            # as they are in version order (the point-in-time balance relies on it).
+            tx.created_at = tx.updated_at = book.now = timezone.now()
+            try:
+                item_operations = book.apply_all(tx, steps[index])
+            except LedgerError as error:
+                guard = Guard.of(self.ledger, [tx.asset_code], balances_of(steps[index]))
+                self.refuse(index, guard_refusal(guard) or error)
+                continue
+            attach_operations(tx, item_operations)
+            operations += item_operations
+            posted.append(index)
+        if not posted:
+            return []
+        self.raise_first_refusal()
+        touched = sorted({leg.account_id for i in posted for leg, _ in steps[i]})
+        guard = Guard.of(
+            self.ledger, (self.prepared[i].transaction.asset_code for i in posted), touched
+        )
+        ledger_copies.confirm_now(self.ledger)  # nothing is written from an unconfirmed copy
+        txs = [self.prepared[i].transaction for i in posted]
+        posted_events = [events.build(events.TRANSACTION_POSTED, tx) for tx in txs]
+        balance_rows = [balances[a] for a in touched]
+        commit = last and not self.refused
+        written = write_posting(
+            txs, operations, balance_rows, guard=guard, events=posted_events, commit=commit
+        )
+        if written:
+            for index, event in zip(posted, posted_events, strict=True):
+                tx = self.prepared[index].transaction
+                self.outcomes[index] = Outcome(201, transaction=tx, rendered=event.data)
+            return posted
+        # Something was deleted while we waited for the locks: refuse what it touches, then
+        # apply the others again from the balances as they are.
+        for index in posted:
+            asset = self.prepared[index].transaction.asset_code
+            refusal = guard_refusal(Guard.of(self.ledger, [asset], balances_of(steps[index])))
+            if refusal is not None:
+                self.refuse(index, refusal)
+        self.raise_first_refusal()
+        self.balances = lock_balances(self.ledger.organization_id, balances)
+        return self.apply(skip)
+
+    def settle_keys(self, repeats: dict[int, int]) -> None:
+        """Refused items keep no key; posted ones point at their rows; repeats follow."""
+        idempotency.release(r for i, r in self.records.items() if i in self.refused)
+        for index, record in self.records.items():
+            outcome = self.outcomes[index]
+            if outcome is not None and index not in self.refused:
+                outcome.record = record
+        for index, earlier in repeats.items():
+            first = self.outcomes[earlier]
+            assert first is not None
+            self.outcomes[index] = Outcome(
+                first.status,
+                first.transaction,
+                first.error,
+                replay=first.record or first.replay,
+                rendered=first.rendered,
+            )
