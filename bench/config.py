@@ -22,6 +22,7 @@ class Config:
     port: int = 8150
     accounts: int = 1000
     seconds: float = 15
+    slices: int = 5
     fixed_seconds: float = 20
     rate: float = 100
     connections: int = 12
@@ -31,7 +32,7 @@ class Config:
     page_samples: int = 40
     workers: int = 12
     threads: int = 1
-    warmup: float = 3
+    warmup: float = 20
     load_generator: str = "wrk"
     repetitions: int = 3
     smoke: bool = False
@@ -42,6 +43,7 @@ SMOKE = {
     "repetitions": 2,
     "accounts": 20,
     "seconds": 1.0,
+    "slices": 2,
     "fixed_seconds": 1.5,
     "rate": 20,
     "connections": 2,

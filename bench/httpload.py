@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.slices import histogram_of
+
 Request = tuple[str, str, str]  # method, path, body
 
 
@@ -169,6 +171,7 @@ class LoadResult:
             "p99_ms": round(percentile(self.latencies_ms, 99), 2),
             "max_ms": round(max(self.latencies_ms, default=0.0), 2),
             "counts": dict(self.counts),
+            "histogram": histogram_of(self.latencies_ms),
         }
 
 

@@ -12,6 +12,9 @@ ROUND = (
 )  # fmt: skip
 """One round of scenarios; every round starts with the floor, so each ratio compares figures
 measured minutes apart at most."""
+INTERLEAVED = ("floor", "spread", "hot")
+"""The round's first scenarios, run in turn slice by slice (``bench.slices``): the two ratios
+between them compare figures measured under the same machine speed."""
 DISAGREE = 0.15
 
 

@@ -4,7 +4,8 @@ PostgreSQL database, load it, print a table and write ``bench/results/latest.jso
 Scenarios, in one run so that every ratio compares figures measured together:
 
 - floor: the bench-only raw-SQL transfer (``bench/floor.py``), the reference for the rest;
-- spread, hot, pending (then commit), revert: postings over HTTP, driven by wrk + Lua;
+- spread, hot, pending (then commit), revert: postings over HTTP, driven by wrk + Lua; the
+  floor, spread and hot run in interleaved slices (``bench/slices.py``);
 - fixed: 100 requests/s of spread postings, open loop (``bench/httpload.py``): p50/p95/p99;
 - batch: atomic batches of transfers; pgbench: the same transfer in SQL, the ceiling;
 - scale: a million transfers bulk-loaded through SQL (``bench/load.py``), then spread and
@@ -30,7 +31,8 @@ from bench.config import Config, parse
 from bench.cpu_meter import CpuMeter
 from bench.database import migrate, recreate_database, setup_django
 from bench.httpload import Scenario, Target, closed_loop, fixed_rate, percentile
-from bench.report import ROUND, print_table, targets_of
+from bench.report import INTERLEAVED, ROUND, print_table, targets_of
+from bench.slices import combine
 from bench.tools import gunicorn, pgbench, wrk
 
 HERE = Path(__file__).resolve().parent
@@ -208,7 +210,8 @@ class Bench:
         if not report.ok:
             raise RuntimeError(f"check_ledger failed after {after}: {report.violations[:5]}")
 
-    def step(self, name: str, result: dict[str, Any]) -> dict[str, Any]:
+    def step(self, name: str, result: dict[str, Any], *, check: bool = True) -> dict[str, Any]:
+        result.pop("histogram", None)  # read by ``slices.combine``; too long to keep
         cpu = result.get("cpu") or {}
         busy = f"; busy {cpu['busy']:.0%}, CPU ms/unit {cpu['ms_per_unit']}" if cpu else ""
         log(
@@ -216,8 +219,25 @@ class Bench:
             f"p99 {result.get('p99_ms', '-')} ms; errors {result.get('errors', 0)}"
             f"+{result.get('status_errors', 0)}{busy}"
         )
-        self.check(name)
+        if check:
+            self.check(name)
         return result
+
+    def interleaved(self, number: int) -> dict[str, dict[str, Any]]:
+        """The floor, spread and hot in turn, slice by slice (``bench.slices``), each slice
+        ``seconds / slices`` long; then one check of the ledger."""
+        config = self.config
+        seconds = config.seconds / config.slices
+        taken: dict[str, list[dict[str, Any]]] = {name: [] for name in INTERLEAVED}
+        for _ in range(config.slices):
+            for name in INTERLEAVED:
+                taken[name].append(self.load(name, seconds=seconds))
+        out = {
+            name: self.step(f"{name} #{number}", combine(runs), check=False)
+            for name, runs in taken.items()
+        }
+        self.check("+".join(f"{name} #{number}" for name in INTERLEAVED))
+        return out
 
     def measure(self, name: str) -> dict[str, Any]:
         if name.startswith("engine_"):
@@ -277,9 +297,11 @@ class Bench:
             rounds = []
             for number in range(1, config.repetitions + 1):
                 log(f"bench: round {number} of {config.repetitions}")
-                rounds.append(
-                    {name: self.step(f"{name} #{number}", self.measure(name)) for name in ROUND}
-                )
+                measured = self.interleaved(number)
+                for name in ROUND:
+                    if name not in measured:
+                        measured[name] = self.step(f"{name} #{number}", self.measure(name))
+                rounds.append({name: measured[name] for name in ROUND})
             self.results["rounds"] = rounds
             self.results["pages_before_load"] = self.pages()
             log(f"bench: bulk-loading {config.load_transactions:,} transactions through SQL")

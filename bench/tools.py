@@ -118,6 +118,7 @@ def wrk(
         "p99_ms": raw["latency_us"]["p99"] / 1000,
         "max_ms": raw["latency_us"]["max"] / 1000,
         "counts": raw["counts"],
+        "histogram": raw["histogram"],
         "generator": f"wrk -t1 -c{connections}",
         # the load generator's own CPU, in cores: far below 1, so it is not the bottleneck
         "generator_cpu": round(

@@ -57,12 +57,18 @@ function done(summary, latency, requests)
   for name, value in pairs(extra_counts) do
     parts[#parts + 1] = string.format('"%s":%d', name, value)
   end
+  -- every latency recorded, as [microseconds, count] pairs (bench/slices.py adds them up)
+  local buckets = {}
+  for i = 1, #latency do
+    local value, n = latency(i)
+    buckets[#buckets + 1] = string.format("[%d,%d]", value, n)
+  end
   local e = summary.errors
   io.write(string.format(
     'WRKJSON {"requests":%d,"duration_us":%d,"errors":{"connect":%d,"read":%d,"write":%d,' ..
     '"status":%d,"timeout":%d},"latency_us":{"p50":%d,"p90":%d,"p99":%d,"max":%d,' ..
-    '"mean":%.1f},"counts":{%s}}\n',
+    '"mean":%.1f},"counts":{%s},"histogram":[%s]}\n',
     summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,
     latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max,
-    latency.mean, table.concat(parts, ",")))
+    latency.mean, table.concat(parts, ","), table.concat(buckets, ",")))
 end
