@@ -33,6 +33,7 @@ class Config:
     workers: int = 12
     threads: int = 1
     warmup: float = 20
+    rewarm: float = 3
     load_generator: str = "wrk"
     repetitions: int = 3
     smoke: bool = False
@@ -54,6 +55,7 @@ SMOKE = {
     "workers": 1,
     "threads": 2,
     "warmup": 0.5,
+    "rewarm": 0.5,
 }
 
 

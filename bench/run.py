@@ -8,8 +8,9 @@ Scenarios, in one run so that every ratio compares figures measured together:
   floor, spread and hot run in interleaved slices (``bench/slices.py``);
 - fixed: 100 requests/s of spread postings, open loop (``bench/httpload.py``): p50/p95/p99;
 - batch: atomic batches of transfers; pgbench: the same transfer in SQL, the ceiling;
-- scale: a million transfers bulk-loaded through SQL (``bench/load.py``), then spread and
-  fixed again, and the first against the 1,000th page of the transaction list.
+- scale: a million transfers bulk-loaded through SQL (``bench/load.py``), then the floor,
+  spread and hot (interleaved, as before the load) and fixed again, and the first against the
+  1,000th page of the transaction list.
 
 ``check_ledger``'s checks run after every scenario; a violation fails the run. ``--smoke`` runs
 every step with tiny numbers (the test suite does, in tests/performance).
@@ -186,7 +187,7 @@ class Bench:
                     return
                 time.sleep(0.1)
 
-    def check(self, after: str) -> None:
+    def check(self, after: str, *, rewarm: bool = True) -> None:
         from django.db import connection, transaction
 
         from transactions.integrity import ledger_check
@@ -209,6 +210,11 @@ class Bench:
         log(f"  check_ledger after {after}: {'OK' if report.ok else 'VIOLATIONS'} ({elapsed:.1f}s)")
         if not report.ok:
             raise RuntimeError(f"check_ledger failed after {after}: {report.violations[:5]}")
+        # The check reads the whole ledger (over a minute with a million transactions), which
+        # pushes the postings' pages out of PostgreSQL's cache: a few seconds of postings
+        # bring them back before the next scenario is measured, loaded ledger or empty alike.
+        if rewarm:
+            self.load("spread", seconds=self.config.rewarm)
 
     def step(self, name: str, result: dict[str, Any], *, check: bool = True) -> dict[str, Any]:
         result.pop("histogram", None)  # read by ``slices.combine``; too long to keep
@@ -223,9 +229,11 @@ class Bench:
             self.check(name)
         return result
 
-    def interleaved(self, number: int) -> dict[str, dict[str, Any]]:
+    def interleaved(self, number: int, suffix: str = "") -> dict[str, dict[str, Any]]:
         """The floor, spread and hot in turn, slice by slice (``bench.slices``), each slice
-        ``seconds / slices`` long; then one check of the ledger."""
+        ``seconds / slices`` long; then one check of the ledger. The rounds on the loaded
+        ledger run them the same way, so that each comparison with the empty ledger is of
+        figures measured alike (right after a check, or not)."""
         config = self.config
         seconds = config.seconds / config.slices
         taken: dict[str, list[dict[str, Any]]] = {name: [] for name in INTERLEAVED}
@@ -233,10 +241,10 @@ class Bench:
             for name in INTERLEAVED:
                 taken[name].append(self.load(name, seconds=seconds))
         out = {
-            name: self.step(f"{name} #{number}", combine(runs), check=False)
+            name: self.step(f"{name}{suffix} #{number}", combine(runs), check=False)
             for name, runs in taken.items()
         }
-        self.check("+".join(f"{name} #{number}" for name in INTERLEAVED))
+        self.check("+".join(f"{name}{suffix} #{number}" for name in INTERLEAVED))
         return out
 
     def measure(self, name: str) -> dict[str, Any]:
@@ -322,13 +330,13 @@ class Bench:
             self.load("spread", seconds=config.warmup)
             self.results["scaled_rounds"] = [
                 {
-                    "spread": self.step(f"spread_scaled #{number}", self.load("spread")),
+                    **self.interleaved(number, "_scaled"),
                     "fixed": self.step(f"fixed_scaled #{number}", self.fixed()),
                 }
                 for number in range(1, config.repetitions + 1)
             ]
             self.results["pages"] = self.pages()
-            self.check("pages")
+            self.check("pages", rewarm=False)  # the last: nothing is measured after it
         return self.report(time.time() - started)
 
     def report(self, elapsed: float) -> dict[str, Any]:

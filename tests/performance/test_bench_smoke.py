@@ -56,6 +56,12 @@ def test_the_bench_runs_end_to_end_with_tiny_numbers(tmp_path):
     report = json.loads(out.read_text())
     expected = SCENARIOS | {"spread_scaled", "fixed_scaled", "pages", "load"}
     assert expected <= set(report["scenarios"])
+    # the floor, spread and hot in interleaved slices (bench/slices.py), before and after the
+    # load alike, so that the loaded ledger's figures compare with the empty one's
+    for one in report["scenarios"]["rounds"] + report["scenarios"]["scaled_rounds"]:
+        assert {"floor", "spread", "hot"} <= set(one)
+        for name in ("floor", "spread", "hot"):
+            assert len(one[name]["slices"]) == 2 and "histogram" not in one[name], name
     assert report["errors"] == 0
     assert report["checks"] and all(check["ok"] for check in report["checks"])
     assert len(report["targets"]) == 9  # the 9th: the outbox's cost (issue 16)
