@@ -52,7 +52,12 @@ class Bench:
     # -- measuring -----------------------------------------------------------------------
 
     def load(
-        self, name: str, seconds: float | None = None, connections: int | None = None
+        self,
+        name: str,
+        seconds: float | None = None,
+        connections: int | None = None,
+        *,
+        histogram: bool = False,
     ) -> dict[str, Any]:
         seconds = seconds or self.config.seconds
         connections = connections or self.config.connections
@@ -75,6 +80,7 @@ class Bench:
                         self.target.ledger_path,
                         *extra,
                     ],
+                    histogram=histogram,
                 )
             else:
                 scenario = Scenario(name, self.target, batch_size=self.config.batch_size)
@@ -219,7 +225,11 @@ class Bench:
     def step(self, name: str, result: dict[str, Any], *, check: bool = True) -> dict[str, Any]:
         result.pop("histogram", None)  # read by ``slices.combine``; too long to keep
         cpu = result.get("cpu") or {}
-        busy = f"; busy {cpu['busy']:.0%}, CPU ms/unit {cpu['ms_per_unit']}" if cpu else ""
+        busy = (
+            f"; busy {cpu['busy']:.0%}, CPU ms/unit {cpu['ms_per_unit']}"
+            if cpu and cpu.get("busy") is not None
+            else ""
+        )
         log(
             f"  {name}: {result.get('units_per_s')} {result.get('unit', '')}; "
             f"p99 {result.get('p99_ms', '-')} ms; errors {result.get('errors', 0)}"
@@ -231,15 +241,17 @@ class Bench:
 
     def interleaved(self, number: int, suffix: str = "") -> dict[str, dict[str, Any]]:
         """The floor, spread and hot in turn, slice by slice (``bench.slices``), each slice
-        ``seconds / slices`` long; then one check of the ledger. The rounds on the loaded
-        ledger run them the same way, so that each comparison with the empty ledger is of
-        figures measured alike (right after a check, or not)."""
+        ``seconds / slices`` long, the order turned by one each cycle (floor, spread, hot;
+        spread, hot, floor; ...) so that no scenario always follows the same one; then one
+        check of the ledger. The rounds on the loaded ledger run them the same way, so that
+        each comparison with the empty ledger is of figures measured alike."""
         config = self.config
         seconds = config.seconds / config.slices
         taken: dict[str, list[dict[str, Any]]] = {name: [] for name in INTERLEAVED}
-        for _ in range(config.slices):
-            for name in INTERLEAVED:
-                taken[name].append(self.load(name, seconds=seconds))
+        for cycle in range(config.slices):
+            turn = cycle % len(INTERLEAVED)
+            for name in INTERLEAVED[turn:] + INTERLEAVED[:turn]:
+                taken[name].append(self.load(name, seconds=seconds, histogram=True))
         out = {
             name: self.step(f"{name}{suffix} #{number}", combine(runs), check=False)
             for name, runs in taken.items()

@@ -10,7 +10,9 @@ is exposed to the same phases of the machine.
 
 Latency percentiles are not averaged: each slice's load generator reports every latency it
 recorded (a histogram, one bucket per microsecond), the slices' histograms are added, and the
-percentiles are read from the sum, exactly as from one long run."""
+percentiles are read from the sum, ranked as wrk ranks its own. wrk corrects each run's
+histogram for coordinated omission before reporting it (each slice with its own interval),
+so the sum is close to what one long run would report, not identical to it."""
 
 from __future__ import annotations
 
@@ -67,8 +69,9 @@ def combine(slices: list[dict[str, Any]]) -> dict[str, Any]:
     counts: Counter[str] = Counter()
     for s in slices:
         counts.update(s.get("counts", {}))
+    stale = {"histogram", "cpu", "p95_ms", "generator_cpu"}  # recomputed below, or dropped
     out = {
-        **{k: v for k, v in first.items() if k not in {"histogram", "cpu"}},
+        **{k: v for k, v in first.items() if k not in stale},
         "requests": sum(s["requests"] for s in slices),
         "seconds": round(seconds, 3),
         "errors": sum(s["errors"] for s in slices),
@@ -83,11 +86,18 @@ def combine(slices: list[dict[str, Any]]) -> dict[str, Any]:
     }
     if "rps" in first:
         out["rps"] = round(out["requests"] / seconds, 1)
+    if "p95_ms" in first:
+        out["p95_ms"] = percentile_ms(histogram, 95)
+    if "generator_cpu" in first:
+        generator = _weighted([(s["generator_cpu"], s["seconds"]) for s in slices])
+        out["generator_cpu"] = None if generator is None else round(generator, 3)
     cpus = [s for s in slices if s.get("cpu") and s["cpu"]["ms_per_unit"]]
     if cpus:
         units = [(s, s["units_per_s"] * s["seconds"]) for s in cpus]
         groups = cpus[0]["cpu"]["ms_per_unit"]
-        busy = _weighted([(s["cpu"]["busy"], s["seconds"]) for s in cpus if s["cpu"]["busy"]])
+        busy = _weighted(
+            [(s["cpu"]["busy"], s["seconds"]) for s in cpus if s["cpu"]["busy"] is not None]
+        )
         out["cpu"] = {
             "busy": None if busy is None else round(busy, 3),
             "ms_per_unit": {

@@ -76,9 +76,12 @@ def wrk(
     seconds: float,
     connections: int,
     args: list[str],
+    histogram: bool = False,
 ) -> dict[str, Any]:
     """wrk with ``common.lua`` + ``<name>.lua`` from ``scripts`` against the service on
-    ``port``; ``args`` go to the script. The figures are the script's own summary line."""
+    ``port``; ``args`` go to the script. The figures are the script's own summary line;
+    ``histogram``: with every latency recorded (``bench.slices``), else an empty one. wrk
+    runs whole seconds (at least one)."""
     script = (scripts / "common.lua").read_text() + (scripts / f"{name}.lua").read_text()
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
         handle.write(script)
@@ -97,7 +100,8 @@ def wrk(
             *args,
         ]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+        env = {**os.environ, "WRK_HISTOGRAM": "1" if histogram else "0"}
+        output = subprocess.run(command, capture_output=True, text=True, check=True, env=env).stdout
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
     finally:
         os.unlink(handle.name)

@@ -57,11 +57,14 @@ function done(summary, latency, requests)
   for name, value in pairs(extra_counts) do
     parts[#parts + 1] = string.format('"%s":%d', name, value)
   end
-  -- every latency recorded, as [microseconds, count] pairs (bench/slices.py adds them up)
+  -- every latency recorded, as [microseconds, count] pairs (bench/slices.py adds them up),
+  -- for a slice only (WRK_HISTOGRAM=1): each latency(i) walks wrk's histogram from its start
   local buckets = {}
-  for i = 1, #latency do
-    local value, n = latency(i)
-    buckets[#buckets + 1] = string.format("[%d,%d]", value, n)
+  if os.getenv("WRK_HISTOGRAM") == "1" then
+    for i = 1, #latency do
+      local value, n = latency(i)
+      buckets[#buckets + 1] = string.format("[%d,%d]", value, n)
+    end
   end
   local e = summary.errors
   io.write(string.format(

@@ -4,19 +4,27 @@ unit weighted by the units each slice made."""
 
 from __future__ import annotations
 
+import math
 import random
 
-from bench.httpload import percentile
 from bench.slices import combine, histogram_of, merged, percentile_ms
+
+
+def _wrk_percentile(values: list[float], pct: float) -> float:
+    """wrk's rank (stats.c): C's round(p / 100 * count + 0.5), half away from zero."""
+    ordered = sorted(values)
+    rank = math.floor(pct / 100 * len(ordered) + 0.5 + 0.5)
+    return ordered[min(len(ordered), max(1, rank)) - 1]
 
 
 def test_a_histogram_gives_the_percentiles_of_the_latencies_it_holds():
     rng = random.Random(7)
-    latencies = [round(rng.uniform(0.1, 80.0), 3) for _ in range(5_001)]
-    histogram = histogram_of(latencies)
-    assert sum(n for _, n in histogram) == len(latencies)
-    for pct in (50, 90, 99, 99.9, 100):
-        assert percentile_ms(histogram, pct) == percentile(latencies, pct), pct
+    for count in (5_001, 4_000, 10):  # 4,000 and 10: ranks that fall on a half
+        latencies = [round(rng.uniform(0.1, 80.0), 3) for _ in range(count)]
+        histogram = histogram_of(latencies)
+        assert sum(n for _, n in histogram) == len(latencies)
+        for pct in (50, 90, 95, 99, 99.9):
+            assert percentile_ms(histogram, pct) == _wrk_percentile(latencies, pct), pct
     assert percentile_ms([], 99) == 0.0
 
 
@@ -30,8 +38,8 @@ def test_slices_histograms_add_up_to_the_histogram_of_all_their_latencies():
     # the stall of one slice shows in the p99 of the whole, as in one long run
     slices[2] += [900.0] * 60
     whole = [x for one in slices for x in one]
-    assert percentile_ms(merged(histogram_of(one) for one in slices), 99) == percentile(whole, 99)
-    assert percentile(whole, 99) == 900.0
+    merged_p99 = percentile_ms(merged(histogram_of(one) for one in slices), 99)
+    assert merged_p99 == _wrk_percentile(whole, 99) == 900.0
 
 
 def _slice(rate: float, seconds: float, latencies: list[float], cpu: dict | None) -> dict:
@@ -64,6 +72,23 @@ def test_combined_slices_add_requests_and_seconds_and_weigh_cpu_by_units():
     assert "histogram" not in out
     # 300 units at 2.0 ms and 300 at 1.0 ms; busy over 3 s at 0.5 and 1 s at 1.0
     assert out["cpu"] == {"busy": 0.625, "ms_per_unit": {"service": 1.5}}
+
+
+def test_figures_of_the_first_slice_alone_are_recomputed_over_all_of_them():
+    a = _slice(100.0, 3.0, [1.0] * 99 + [50.0], None)
+    b = _slice(100.0, 1.0, [2.0] * 100, None)
+    a["p95_ms"], a["generator_cpu"] = 1.0, 0.01
+    b["p95_ms"], b["generator_cpu"] = 2.0, 0.05
+    out = combine([a, b])
+    everything = [1.0] * 99 + [50.0] + [2.0] * 100
+    assert out["p95_ms"] == _wrk_percentile(everything, 95) == 2.0
+    assert out["generator_cpu"] == 0.02  # weighted by seconds: (0.01 * 3 + 0.05 * 1) / 4
+
+
+def test_a_machine_found_idle_still_counts_in_the_share_busy():
+    a = _slice(100.0, 1.0, [1.0], {"busy": 0.0, "ms_per_unit": {"service": 2.0}})
+    b = _slice(100.0, 1.0, [1.0], {"busy": 1.0, "ms_per_unit": {"service": 2.0}})
+    assert combine([a, b])["cpu"]["busy"] == 0.5
 
 
 def test_a_slice_that_measured_no_cpu_does_not_count_in_the_cpu_figures():
