@@ -338,7 +338,7 @@ class Bench:
                 "seconds": round(time.perf_counter() - loaded, 1),
             }
             log(f"  loaded in {self.results['load']['seconds']}s")
-            self.check("load")
+            self.check("load", rewarm=False)  # the warm-up below follows
             self.load("spread", seconds=config.warmup)
             self.results["scaled_rounds"] = [
                 {
