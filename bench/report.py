@@ -15,6 +15,9 @@ measured minutes apart at most."""
 INTERLEAVED = ("floor", "spread", "hot")
 """The round's first scenarios, run in turn slice by slice (``bench.slices``): the two ratios
 between them compare figures measured under the same machine speed."""
+OUTBOX_PAIR = ("engine_spread", "engine_spread_no_outbox")
+"""The engine's in-process rate with and without the postings' events, run in turn slice by
+slice too: the outbox's cost is their ratio."""
 DISAGREE = 0.15
 
 

@@ -8,6 +8,8 @@ Scenarios, in one run so that every ratio compares figures measured together:
   floor, spread and hot run in interleaved slices (``bench/slices.py``);
 - fixed: 100 requests/s of spread postings, open loop (``bench/httpload.py``): p50/p95/p99;
 - batch: atomic batches of transfers; pgbench: the same transfer in SQL, the ceiling;
+- engine_spread, engine_hot, engine_spread_no_outbox: the engine in-process, no HTTP
+  (``bench.engine_rate``); the outbox's pair, with and without events, in interleaved slices;
 - scale: a million transfers bulk-loaded through SQL (``bench/load.py``), then the floor,
   spread and hot (interleaved, as before the load) and fixed again, and the first against the
   1,000th page of the transaction list.
@@ -23,6 +25,7 @@ import os
 import platform
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -32,7 +35,7 @@ from bench.config import Config, parse
 from bench.cpu_meter import CpuMeter
 from bench.database import migrate, recreate_database, setup_django
 from bench.httpload import Scenario, Target, closed_loop, fixed_rate, percentile
-from bench.report import INTERLEAVED, ROUND, print_table, targets_of
+from bench.report import INTERLEAVED, OUTBOX_PAIR, ROUND, print_table, targets_of
 from bench.slices import combine
 from bench.tools import gunicorn, pgbench, wrk
 
@@ -240,37 +243,57 @@ class Bench:
         return result
 
     def interleaved(self, number: int, suffix: str = "") -> dict[str, dict[str, Any]]:
-        """The floor, spread and hot in turn, slice by slice (``bench.slices``), each slice
-        ``seconds / slices`` long, the order turned by one each cycle (floor, spread, hot;
-        spread, hot, floor; ...) so that no scenario always follows the same one; then one
-        check of the ledger. The rounds on the loaded ledger run them the same way, so that
-        each comparison with the empty ledger is of figures measured alike."""
+        """The floor, spread and hot in turn, slice by slice (``bench.slices``), then one check
+        of the ledger. The rounds on the loaded ledger run them the same way, so that each
+        comparison with the empty ledger is of figures measured alike."""
+        return self.in_slices(
+            INTERLEAVED,
+            lambda name, seconds: self.load(name, seconds=seconds, histogram=True),
+            number,
+            suffix,
+        )
+
+    def in_slices(
+        self,
+        names: tuple[str, ...],
+        measure: Callable[[str, float], dict[str, Any]],
+        number: int,
+        suffix: str = "",
+    ) -> dict[str, dict[str, Any]]:
+        """``names`` measured in turn, each slice ``seconds / slices`` long, the order turned
+        by one each cycle (floor, spread, hot; spread, hot, floor; ...) so that no scenario
+        always follows the same one, each one's slices added up (``slices.combine``); then one
+        check of the ledger."""
         config = self.config
         seconds = config.seconds / config.slices
-        taken: dict[str, list[dict[str, Any]]] = {name: [] for name in INTERLEAVED}
+        taken: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
         for cycle in range(config.slices):
-            turn = cycle % len(INTERLEAVED)
-            for name in INTERLEAVED[turn:] + INTERLEAVED[:turn]:
-                taken[name].append(self.load(name, seconds=seconds, histogram=True))
+            turn = cycle % len(names)
+            for name in names[turn:] + names[:turn]:
+                taken[name].append(measure(name, seconds))
         out = {
             name: self.step(f"{name}{suffix} #{number}", combine(runs), check=False)
             for name, runs in taken.items()
         }
-        self.check("+".join(f"{name}{suffix} #{number}" for name in INTERLEAVED))
+        self.check("+".join(f"{name}{suffix} #{number}" for name in names))
         return out
+
+    def engine(self, name: str, seconds: float | None = None) -> dict[str, Any]:
+        """``engine_spread``, ``engine_hot``, ``engine_spread_no_outbox``: the engine's own
+        rate, in-process (``bench.engine_rate``)."""
+        from bench.engine_rate import engine_rate
+
+        return engine_rate(
+            ledger_id=str(self.ledger.pk),
+            accounts=self.config.accounts,
+            kind=name.removeprefix("engine_").removesuffix("_no_outbox"),
+            seconds=seconds or self.config.seconds,
+            outbox=not name.endswith("_no_outbox"),
+        )
 
     def measure(self, name: str) -> dict[str, Any]:
         if name.startswith("engine_"):
-            from bench.engine_rate import engine_rate
-
-            kind = name.removeprefix("engine_").removesuffix("_no_outbox")
-            return engine_rate(
-                ledger_id=str(self.ledger.pk),
-                accounts=self.config.accounts,
-                kind=kind,
-                seconds=self.config.seconds,
-                outbox=not name.endswith("_no_outbox"),
-            )
+            return self.engine(name)
         if name == "fixed":
             return self.fixed()
         if name == "pgbench":
@@ -319,6 +342,8 @@ class Bench:
                 log(f"bench: round {number} of {config.repetitions}")
                 measured = self.interleaved(number)
                 for name in ROUND:
+                    if name in OUTBOX_PAIR and name not in measured:
+                        measured |= self.in_slices(OUTBOX_PAIR, self.engine, number)
                     if name not in measured:
                         measured[name] = self.step(f"{name} #{number}", self.measure(name))
                 rounds.append({name: measured[name] for name in ROUND})

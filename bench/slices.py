@@ -59,13 +59,15 @@ def _weighted(values: list[tuple[float, float]]) -> float | None:
 
 
 def combine(slices: list[dict[str, Any]]) -> dict[str, Any]:
-    """One scenario's slices (each a finished ``Bench.load`` result with its ``histogram``) as
-    one result: requests, errors and seconds added, the rate over the seconds added, the
-    latencies read from the added histograms, and the CPU per unit weighted by each slice's
-    units (the machine's share busy by its seconds)."""
+    """One scenario's slices (each a finished ``Bench.load`` result with its ``histogram``, or
+    an in-process rate of the engine, which has no latencies) as one result: requests, errors
+    and seconds added, the rate over the seconds added, the latencies read from the added
+    histograms, and the CPU per unit weighted by each slice's units (the machine's share busy
+    by its seconds)."""
     first = slices[0]
     seconds = sum(s["seconds"] for s in slices)
-    histogram = merged(s["histogram"] for s in slices)
+    timed = all("histogram" in s for s in slices)  # the engine's in-process rates are not
+    histogram = merged(s["histogram"] for s in slices) if timed else []
     counts: Counter[str] = Counter()
     for s in slices:
         counts.update(s.get("counts", {}))
@@ -78,15 +80,18 @@ def combine(slices: list[dict[str, Any]]) -> dict[str, Any]:
         "status_errors": sum(s["status_errors"] for s in slices),
         "counts": dict(counts),
         "units_per_s": round(sum(s["units_per_s"] * s["seconds"] for s in slices) / seconds, 1),
-        "p50_ms": percentile_ms(histogram, 50),
-        "p90_ms": percentile_ms(histogram, 90),
-        "p99_ms": percentile_ms(histogram, 99),
-        "max_ms": histogram[-1][0] / 1000 if histogram else 0.0,
         "slices": [s["units_per_s"] for s in slices],
     }
+    if timed:
+        out |= {
+            "p50_ms": percentile_ms(histogram, 50),
+            "p90_ms": percentile_ms(histogram, 90),
+            "p99_ms": percentile_ms(histogram, 99),
+            "max_ms": histogram[-1][0] / 1000 if histogram else 0.0,
+        }
     if "rps" in first:
         out["rps"] = round(out["requests"] / seconds, 1)
-    if "p95_ms" in first:
+    if timed and "p95_ms" in first:
         out["p95_ms"] = percentile_ms(histogram, 95)
     if "generator_cpu" in first:
         generator = _weighted([(s["generator_cpu"], s["seconds"]) for s in slices])

@@ -96,3 +96,18 @@ def test_a_slice_that_measured_no_cpu_does_not_count_in_the_cpu_figures():
     b = _slice(100.0, 2.0, [1.0], {})
     assert combine([a, b])["cpu"] == {"busy": 0.8, "ms_per_unit": {"service": 2.0}}
     assert "cpu" not in combine([b, b])
+
+
+def test_rates_without_latencies_add_up_with_none_made_up():
+    """The engine's in-process rates (``bench.engine_rate``) have no latencies to add: their
+    slices add requests and seconds, and no percentile is invented."""
+    runs = [
+        {"unit": "postings/s in-process", "units_per_s": rate, "requests": round(rate * 3),
+         "errors": 0, "status_errors": 0, "seconds": 3.0, "p50_ms": None, "p99_ms": None}
+        for rate in (1000.0, 1200.0, 800.0)
+    ]  # fmt: skip
+    out = combine(runs)
+    assert out["units_per_s"] == 1000.0 and out["requests"] == 9000 and out["seconds"] == 9.0
+    assert out["slices"] == [1000.0, 1200.0, 800.0]
+    assert out["p50_ms"] is None and out["p99_ms"] is None
+    assert "p90_ms" not in out and "max_ms" not in out and "cpu" not in out

@@ -73,6 +73,11 @@ def test_the_bench_runs_end_to_end_with_tiny_numbers(tmp_path):
     assert "spread" in run.stdout and "median" in run.stdout
     for name in ("engine_spread", "engine_hot", "engine_spread_no_outbox"):
         assert report["scenarios"][name]["units_per_s"] > 0, name
+    # the outbox's pair, with and without events, in interleaved slices too
+    for one in report["scenarios"]["rounds"]:
+        for name in ("engine_spread", "engine_spread_no_outbox"):
+            assert len(one[name]["slices"]) == 2, name
+        assert "slices" not in one["engine_hot"]
     # Where the CPU went in each HTTP scenario: the machine's share busy and the CPU per unit
     # of the service's processes and PostgreSQL's (bench.cpu_meter).
     for name in ("floor", "spread", "hot", "pending", "revert", "batch"):
