@@ -34,7 +34,8 @@ from urllib.parse import urlsplit
 from bench.config import Config, parse
 from bench.cpu_meter import CpuMeter
 from bench.database import migrate, recreate_database, setup_django
-from bench.httpload import Scenario, Target, closed_loop, fixed_rate, percentile
+from bench.httpload import Scenario, Target, closed_loop, fixed_rate
+from bench.pages import page_times
 from bench.report import INTERLEAVED, OUTBOX_PAIR, ROUND, print_table, targets_of
 from bench.slices import combine
 from bench.tools import gunicorn, pgbench, wrk
@@ -128,57 +129,7 @@ class Bench:
         return summary
 
     def pages(self) -> dict[str, Any]:
-        """Median time of GET page 1 and page 1,000 (limit 100) of the transaction list."""
-        from django.db import connection
-
-        from ledgerproject.api.pagination import encode_cursor
-
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT created_at, id FROM transactions_transaction WHERE ledger_id = %s "
-                "ORDER BY created_at, id OFFSET 99899 LIMIT 1",
-                [self.ledger.pk],
-            )
-            row = cursor.fetchone()
-        if row is None:  # a smoke run holds fewer than 100,000 transactions
-            cursor_value = None
-            page = "last"
-        else:
-            cursor_value = encode_cursor(row[0], row[1])
-            page = 1000
-        import http.client
-
-        client = http.client.HTTPConnection("127.0.0.1", self.config.port, timeout=30)
-        headers = {"Authorization": f"Bearer {self.target.token}"}
-
-        def timed(query: str) -> tuple[list[float], int]:
-            samples = []
-            for _ in range(self.config.page_samples + 2):
-                started = time.perf_counter()
-                client.request(
-                    "GET", f"{self.target.ledger_path}/transactions?{query}", headers=headers
-                )
-                response = client.getresponse()
-                body = response.read()
-                if response.status != 200:
-                    raise RuntimeError(f"page answered {response.status}: {body[:200]!r}")
-                samples.append((time.perf_counter() - started) * 1000)
-            return samples[2:], len(json.loads(body))
-
-        first, first_rows = timed("limit=100")
-        if cursor_value is None:
-            later, later_rows = first, first_rows
-        else:
-            later, later_rows = timed(f"limit=100&cursor={cursor_value}")
-        client.close()  # a gunicorn worker holds one connection (bench/gunicorn_worker.py)
-        return {
-            "page_1_ms": round(percentile(first, 50), 2),
-            "page_1_p95_ms": round(percentile(first, 95), 2),
-            f"page_{page}_ms": round(percentile(later, 50), 2),
-            f"page_{page}_p95_ms": round(percentile(later, 95), 2),
-            "rows": [first_rows, later_rows],
-            "ratio": round(percentile(later, 50) / percentile(first, 50), 3),
-        }
+        return page_times(self.target, self.ledger.pk, self.config.port, self.config.page_samples)
 
     def quiesce(self) -> None:
         """Wait until no request of the load generator is still being served (a client that
@@ -246,12 +197,11 @@ class Bench:
         """The floor, spread and hot in turn, slice by slice (``bench.slices``), then one check
         of the ledger. The rounds on the loaded ledger run them the same way, so that each
         comparison with the empty ledger is of figures measured alike."""
-        return self.in_slices(
-            INTERLEAVED,
-            lambda name, seconds: self.load(name, seconds=seconds, histogram=True),
-            number,
-            suffix,
-        )
+        return self.in_slices(INTERLEAVED, self.http_slice, number, suffix)
+
+    def http_slice(self, name: str, seconds: float) -> dict[str, Any]:
+        """One slice of an HTTP scenario, with its latencies for ``slices.combine``."""
+        return self.load(name, seconds=seconds, histogram=True)
 
     def in_slices(
         self,
@@ -277,6 +227,21 @@ class Bench:
         }
         self.check("+".join(f"{name}{suffix} #{number}" for name in names))
         return out
+
+    def round(self, number: int) -> dict[str, dict[str, Any]]:
+        """Every scenario of ``ROUND`` once, in its order; a scenario of a sliced group
+        (``INTERLEAVED``, ``OUTBOX_PAIR``) is measured with the rest of its group, in slices."""
+        sliced = {INTERLEAVED: self.http_slice, OUTBOX_PAIR: self.engine}
+        measured: dict[str, dict[str, Any]] = {}
+        for name in ROUND:
+            if name in measured:
+                continue
+            group = next((g for g in sliced if name in g), None)
+            if group is None:
+                measured[name] = self.step(f"{name} #{number}", self.measure(name))
+            else:
+                measured |= self.in_slices(group, sliced[group], number)
+        return {name: measured[name] for name in ROUND}
 
     def engine(self, name: str, seconds: float | None = None) -> dict[str, Any]:
         """``engine_spread``, ``engine_hot``, ``engine_spread_no_outbox``: the engine's own
@@ -340,13 +305,7 @@ class Bench:
             rounds = []
             for number in range(1, config.repetitions + 1):
                 log(f"bench: round {number} of {config.repetitions}")
-                measured = self.interleaved(number)
-                for name in ROUND:
-                    if name in OUTBOX_PAIR and name not in measured:
-                        measured |= self.in_slices(OUTBOX_PAIR, self.engine, number)
-                    if name not in measured:
-                        measured[name] = self.step(f"{name} #{number}", self.measure(name))
-                rounds.append({name: measured[name] for name in ROUND})
+                rounds.append(self.round(number))
             self.results["rounds"] = rounds
             self.results["pages_before_load"] = self.pages()
             log(f"bench: bulk-loading {config.load_transactions:,} transactions through SQL")
