@@ -4,5 +4,8 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
+from ledgerproject import heap
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ledgerproject.settings")
 application = get_wsgi_application()
+heap.settle()
