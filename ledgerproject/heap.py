@@ -1,26 +1,29 @@
-"""The server process's heap, settled once the application is loaded (``wsgi.py``).
+"""The server process's heap, frozen once the application is loaded (``wsgi.py``, ``asgi.py``).
 
-Everything a process builds while starting (Django, DRF, the URL patterns and the views they
-import, the models) lives as long as the process. Python's cyclic garbage collector would
-still walk all of it at every full collection: 35 to 40 ms of CPU per worker here. The workers
-of one server start together and serve alike, so they reach a full collection together, and
-a dozen of them then stopped the service for 300 to 500 ms at a time under load
-(docs/PERFORMANCE.md, "The saturated p99's stalls"). ``gc.freeze`` moves what exists at that
-point out of the collector's sight: a full collection then walks only what was made since.
-Under gunicorn with ``preload_app`` it runs in the master before the fork, so the workers
-also share those pages instead of copying them when the collector would have written to
-them."""
+Everything a process builds while starting (Django, DRF, the URLconf and the views and models it
+imports) lives as long as the process. Python's cyclic garbage collector would still walk all
+of it at every full collection: 35 to 40 ms of CPU per worker here. The workers of one server
+start together and serve alike, so they reach a full collection together, and a dozen of them
+then stopped the service for 300 to 500 ms at a time under load (docs/PERFORMANCE.md, "A ninth
+machine"). ``gc.freeze`` moves what exists at that point out of the collector's sight: a full
+collection then walks only what the worker made since. Under gunicorn with ``preload_app`` it
+runs once, in the master before the fork, and the workers' collections no longer write to the
+objects they inherited; without it each worker freezes its own heap.
+
+Importing ``ledgerproject.wsgi`` or ``ledgerproject.asgi`` therefore freezes the importing
+process's heap: a server's entry point, not a module to import elsewhere (tests load it in a
+process of its own)."""
 
 from __future__ import annotations
 
 import gc
 
+from django.urls import get_resolver
 
-def settle() -> None:
-    """Load what the first request would (the URL patterns and every view they import),
-    drop the start-up's garbage, and freeze the rest out of the cyclic collector's sight."""
-    from django.urls import get_resolver
 
+def freeze_startup() -> None:
+    """Import the URLconf and every module it imports (the views, their serializers), drop the
+    start-up's garbage, and freeze the rest out of the cyclic collector's sight."""
     get_resolver().url_patterns  # noqa: B018 - imports every urls module and view
     gc.collect()
     gc.freeze()

@@ -8,4 +8,4 @@ from ledgerproject import heap
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ledgerproject.settings")
 application = get_wsgi_application()
-heap.settle()
+heap.freeze_startup()  # out of the garbage collector's sight: ledgerproject/heap.py
