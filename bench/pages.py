@@ -3,15 +3,14 @@ the bench's service: keyset pagination should make a deep page cost what the fir
 
 from __future__ import annotations
 
-import http.client
 import json
 import time
 from typing import Any
 
-from bench.httpload import Target, percentile
+from bench.httpload import Client, Target, percentile
 
 
-def page_times(target: Target, ledger_id: Any, port: int, count: int) -> dict[str, Any]:
+def page_times(target: Target, ledger_id: Any, count: int) -> dict[str, Any]:
     """Median time of GET page 1 and page 1,000 (limit 100) of the transaction list, over
     ``count`` requests each after two unmeasured ones."""
     from django.db import connection
@@ -32,18 +31,15 @@ def page_times(target: Target, ledger_id: Any, port: int, count: int) -> dict[st
         cursor_value = encode_cursor(row[0], row[1])
         page = 1000
 
-    client = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    headers = {"Authorization": f"Bearer {target.token}"}
+    client = Client(target)
 
     def timed(query: str) -> tuple[list[float], int]:
         samples = []
         for _ in range(count + 2):
             started = time.perf_counter()
-            client.request("GET", f"{target.ledger_path}/transactions?{query}", headers=headers)
-            response = client.getresponse()
-            body = response.read()
-            if response.status != 200:
-                raise RuntimeError(f"page answered {response.status}: {body[:200]!r}")
+            status, body = client.send(("GET", f"{target.ledger_path}/transactions?{query}", ""))
+            if status != 200:
+                raise RuntimeError(f"page answered {status}: {body[:200]!r}")
             samples.append((time.perf_counter() - started) * 1000)
         return samples[2:], len(json.loads(body))
 
@@ -52,7 +48,7 @@ def page_times(target: Target, ledger_id: Any, port: int, count: int) -> dict[st
         later, later_rows = first, first_rows
     else:
         later, later_rows = timed(f"limit=100&cursor={cursor_value}")
-    client.close()  # a gunicorn worker holds one connection (bench/gunicorn_worker.py)
+    client.connection.close()  # a gunicorn worker holds one connection (bench/gunicorn_worker.py)
     return {
         "page_1_ms": round(percentile(first, 50), 2),
         "page_1_p95_ms": round(percentile(first, 95), 2),

@@ -129,7 +129,7 @@ class Bench:
         return summary
 
     def pages(self) -> dict[str, Any]:
-        return page_times(self.target, self.ledger.pk, self.config.port, self.config.page_samples)
+        return page_times(self.target, self.ledger.pk, self.config.page_samples)
 
     def quiesce(self) -> None:
         """Wait until no request of the load generator is still being served (a client that
