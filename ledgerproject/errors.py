@@ -74,6 +74,7 @@ class ErrorCode(enum.Enum):
     REQUEST_TOO_LARGE = ("0047", 413, "Request Entity Too Large")
     THROTTLED = ("0047", 429, "Too Many Requests")
     INVALID_WEBHOOK_URL = ("0120", 400, "Invalid Webhook URL")
+    WEBHOOK_LIMIT_REACHED = ("0121", 422, "Webhook Subscription Limit Reached")
 
 
 class LedgerError(Exception):

@@ -270,14 +270,25 @@ LOGGING = {
 }
 
 # Events (docs/EVENTS.md): the webhook worker and the optional RabbitMQ publisher.
+# The deadline of one delivery attempt, whole: resolving, connecting, sending and reading.
 WEBHOOK_TIMEOUT = env_float("LEDGER_WEBHOOK_TIMEOUT", 10)
 WEBHOOK_MAX_ATTEMPTS = env_int("LEDGER_WEBHOOK_MAX_ATTEMPTS", 8)
 WEBHOOK_BACKOFF_BASE = env_float("LEDGER_WEBHOOK_BACKOFF_BASE", 5)
 WEBHOOK_BACKOFF_MAX = env_float("LEDGER_WEBHOOK_BACKOFF_MAX", 3600)
-# Loopback and private addresses are refused at delivery time unless this is set.
+# Attempts one worker process has in flight at once, and of those, at most so many for one
+# organization.
+WEBHOOK_CONCURRENCY = env_int("LEDGER_WEBHOOK_CONCURRENCY", 8)
+WEBHOOK_CONCURRENCY_PER_ORGANIZATION = env_int("LEDGER_WEBHOOK_CONCURRENCY_PER_ORGANIZATION", 4)
+# Failed attempts in a row after which a subscription is suspended for a backoff.
+WEBHOOK_SUSPEND_AFTER = env_int("LEDGER_WEBHOOK_SUSPEND_AFTER", 5)
+WEBHOOK_MAX_SUBSCRIPTIONS = env_int("LEDGER_WEBHOOK_MAX_SUBSCRIPTIONS", 20)
+# Loopback and private addresses are refused, at registration and at delivery, unless this is set.
 WEBHOOK_ALLOW_PRIVATE_NETWORKS = env_bool("LEDGER_WEBHOOK_ALLOW_PRIVATE_NETWORKS")
 AMQP_URL = _env.str("LEDGER_AMQP_URL", default="")
 AMQP_EXCHANGE = _env.str("LEDGER_AMQP_EXCHANGE", default="ledger.events")
+# After the broker fails, the worker waits this long before it tries again, doubling to the max.
+AMQP_RETRY_BASE = env_float("LEDGER_AMQP_RETRY_BASE", 1)
+AMQP_RETRY_MAX = env_float("LEDGER_AMQP_RETRY_MAX", 60)
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"] = {
     "WebhookStatusEnum": "outbox.models.WebhookSubscription.STATUSES",
     "TransactionStatusEnum": "transactions.models.Transaction.STATUSES",

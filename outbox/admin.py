@@ -56,13 +56,19 @@ class SubscriptionForm(forms.ModelForm):
 @admin.register(WebhookSubscription)
 class WebhookSubscriptionAdmin(LedgerModelAdmin):
     form = SubscriptionForm
-    list_display = ("url", "status", "organization_id", "ledger_id", "created_at", "deleted_at")
+    list_display = ("url", "status", "organization_id", "ledger_id", "consecutive_failures",
+                    "last_error_at", "suspended_until", "created_at", "deleted_at")  # fmt: skip
     list_filter = ("status",)
     search_fields = ("url", "=id", "=organization_id")
     actions = ("pause", "resume")
+    HEALTH = ("consecutive_failures", "last_error", "last_error_at", "suspended_until")
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        return ("organization_id", "ledger_id", "deleted_at") if obj else ()
+        return ("organization_id", "ledger_id", "deleted_at", *self.HEALTH) if obj else ()
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        fields = list(super().get_fields(request, obj))
+        return fields if obj else [f for f in fields if f not in self.HEALTH]
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

@@ -1,14 +1,25 @@
-"""The delivery worker's steps (``manage.py deliver_webhooks`` loops over them).
+"""The webhook worker's database steps; ``outbox.worker`` runs them and the network between.
 
-- ``fan_out``: events not yet dispatched become one ``Delivery`` per matching subscription
-  (``SELECT ... FOR UPDATE SKIP LOCKED``, so several workers share the work).
-- ``deliver_next``: one due delivery is taken with ``FOR UPDATE SKIP LOCKED`` and its row stays
-  locked while its request runs, so two workers never send one attempt at the same time; the
-  attempt and the new state commit together. A worker killed mid-request leaves the row as it
-  was (PENDING, due): another worker, or the same one restarted, sends it again. Delivery is at
-  least once; receivers deduplicate on ``Ledger-Event-Id``.
-- Failures (no 2xx, a timeout, a refused address) are retried with exponential backoff and
-  jitter up to ``WEBHOOK_MAX_ATTEMPTS``, then the delivery is FAILED (staff can retry it)."""
+Each step is one short database transaction, and none waits on the network: a delivery is
+*claimed* (a lease written on its row), the request is sent with no transaction open
+(``outbox.network``), and its outcome is *recorded* in a transaction of its own.
+
+- ``fan_out``: events not yet dispatched become one ``Delivery`` per matching subscription.
+- ``claim``: the oldest due delivery of an active, unsuspended subscription whose organization
+  has fewer than ``WEBHOOK_CONCURRENCY_PER_ORGANIZATION`` attempts in flight. Its attempt is
+  counted and it is leased for the attempt's deadline plus ``LEASE_GRACE``: no other worker
+  takes it meanwhile.
+- ``record``: the attempt and the delivery's new state; a 2xx is SUCCEEDED, anything else is
+  retried with exponential backoff and jitter up to ``WEBHOOK_MAX_ATTEMPTS``, then FAILED
+  (staff can retry it). The subscription keeps its last error and its failures in a row; after
+  ``WEBHOOK_SUSPEND_AFTER`` of them it is suspended for a backoff, so its deliveries wait
+  without taking the worker's time from anyone else's.
+- ``recover``: a lease that lapsed belongs to an attempt whose worker died (killed, or out of
+  memory) before recording it: it is recorded as a failed attempt, like any other.
+
+Delivery is at least once: a worker that dies after the receiver answered and before
+``record`` leaves an attempt that ``recover`` counts as failed, and it is sent again. Receivers
+deduplicate on ``Ledger-Event-Id``."""
 
 from __future__ import annotations
 
@@ -16,17 +27,45 @@ import datetime as dt
 import json
 import random
 import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
 
-import requests
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from outbox.events import event_body
 from outbox.models import Delivery, DeliveryAttempt, Event, WebhookSubscription
-from outbox.webhooks import SIGNATURE_HEADER, refused_address, sign
+from outbox.network import Answer
+from outbox.webhooks import SIGNATURE_HEADER, sign
 
-ANSWER_KEPT = 2000
+# How long past its deadline an attempt's lease holds: room for the worker to record it.
+LEASE_GRACE = 30
+
+SENT, FAILED, REFUSED = "sent", "failed", "refused"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One attempt to make: everything the request needs, and the lease that records it."""
+
+    delivery_id: uuid.UUID
+    lease: uuid.UUID
+    organization_id: uuid.UUID
+    url: str
+    body: bytes
+    headers: list[tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What ``record`` made of an answer: ``kind`` is SENT, FAILED or REFUSED; ``retried``
+    when the delivery will be attempted again."""
+
+    kind: str
+    retried: bool
 
 
 def fan_out(*, batch: int = 200) -> int:
@@ -69,66 +108,149 @@ def backoff(attempts: int) -> dt.timedelta:
     return dt.timedelta(seconds=random.uniform(ceiling / 2, ceiling))
 
 
-def deliver_next() -> bool:
-    """Send one due delivery of an active subscription; answers whether there was one."""
+def _organizations_at_capacity(now: dt.datetime) -> list[uuid.UUID]:
+    in_flight = (
+        Delivery.objects.filter(leased_until__gt=now)
+        .values("subscription__organization_id")
+        .annotate(count=Count("id"))
+        .filter(count__gte=settings.WEBHOOK_CONCURRENCY_PER_ORGANIZATION)
+    )
+    return [row["subscription__organization_id"] for row in in_flight]
+
+
+def claim() -> Claim | None:
+    """Lease the next attempt to make, or None when nothing is due that may be sent now."""
     with transaction.atomic():
+        now = timezone.now()
         delivery = (
             Delivery.objects.select_related("subscription", "event")
             .filter(
                 status=Delivery.PENDING,
-                next_attempt_at__lte=timezone.now(),
+                next_attempt_at__lte=now,
+                leased_until__isnull=True,
                 subscription__status=WebhookSubscription.ACTIVE,
                 subscription__deleted_at__isnull=True,
             )
+            .filter(
+                Q(subscription__suspended_until__isnull=True)
+                | Q(subscription__suspended_until__lte=now)
+            )
+            .exclude(subscription__organization_id__in=_organizations_at_capacity(now))
             .order_by("next_attempt_at", "id")
             .select_for_update(skip_locked=True, of=("self",))
             .first()
         )
         if delivery is None:
-            return False
-        _attempt(delivery)
-        return True
-
-
-def _attempt(delivery: Delivery) -> None:
+            return None
+        delivery.attempts += 1
+        delivery.lease = uuid.uuid4()
+        lasts = settings.WEBHOOK_TIMEOUT + LEASE_GRACE
+        delivery.leased_until = now + dt.timedelta(seconds=lasts)
+        delivery.updated_at = now
+        delivery.save(update_fields=["attempts", "lease", "leased_until", "updated_at"])
     subscription, event = delivery.subscription, delivery.event
     body = json.dumps(event_body(event), separators=(",", ":")).encode()
-    started = timezone.now()
-    clock = time.monotonic()
-    attempt = DeliveryAttempt(delivery=delivery, number=delivery.attempts + 1, started_at=started)
-    refusal = refused_address(subscription.url)
-    if refusal is not None:
-        attempt.error = f"Not sent: {refusal}."
-    else:
-        timestamp = int(time.time())
-        headers = {
-            "Content-Type": "application/json",
-            "User-Agent": "ledger-webhooks/1",
-            "Ledger-Event-Id": str(event.event_id),
-            "Ledger-Event-Type": event.type,
-            "Ledger-Delivery-Id": str(delivery.pk),
-            SIGNATURE_HEADER: sign(subscription.secret, timestamp, body),
-        }
-        try:
-            answer = requests.post(
-                subscription.url,
-                data=body,
-                headers=headers,
-                timeout=settings.WEBHOOK_TIMEOUT,
-                allow_redirects=False,
+    headers = [
+        ("Content-Type", "application/json"),
+        ("Ledger-Event-Id", str(event.event_id)),
+        ("Ledger-Event-Type", event.type),
+        ("Ledger-Delivery-Id", str(delivery.pk)),
+        (SIGNATURE_HEADER, sign(subscription.secret, int(time.time()), body)),
+    ]
+    return Claim(
+        delivery_id=delivery.pk,
+        lease=delivery.lease,
+        organization_id=subscription.organization_id,
+        url=subscription.url,
+        body=body,
+        headers=headers,
+    )
+
+
+def record(claim: Claim, answer: Answer) -> Outcome | None:
+    """Record the attempt and the delivery's new state; None when the lease had lapsed and
+    ``recover`` already recorded this attempt as failed."""
+    with transaction.atomic():
+        delivery = (
+            Delivery.objects.select_for_update()
+            .filter(pk=claim.delivery_id, lease=claim.lease)
+            .first()
+        )
+        if delivery is None:
+            return None
+        started = timezone.now() - dt.timedelta(milliseconds=answer.duration_ms)
+        return _close_attempt(delivery, answer, started)
+
+
+def recover(*, batch: int = 100) -> int:
+    """Record the attempts whose lease lapsed as failed; answers how many."""
+    with transaction.atomic():
+        now = timezone.now()
+        lapsed = list(
+            Delivery.objects.filter(status=Delivery.PENDING, leased_until__lt=now)
+            .order_by("leased_until", "id")
+            .select_for_update(skip_locked=True)[:batch]
+        )
+        for delivery in lapsed:
+            assert delivery.leased_until is not None
+            lasted = settings.WEBHOOK_TIMEOUT + LEASE_GRACE
+            error = (
+                "No outcome was recorded: the worker stopped during the attempt (its lease lapsed)."
             )
-            attempt.status_code = answer.status_code
-            attempt.response_body = answer.text[:ANSWER_KEPT]
-        except requests.RequestException as error:
-            attempt.error = f"{type(error).__name__}: {error}"[:ANSWER_KEPT]
-    attempt.duration_ms = int((time.monotonic() - clock) * 1000)
-    attempt.save(force_insert=True)
-    delivery.attempts += 1
-    delivery.updated_at = timezone.now()
-    if attempt.status_code is not None and 200 <= attempt.status_code < 300:
+            _close_attempt(
+                delivery,
+                Answer(error=error, duration_ms=int(lasted * 1000)),
+                delivery.leased_until - dt.timedelta(seconds=lasted),
+            )
+        return len(lapsed)
+
+
+def _close_attempt(delivery: Delivery, answer: Answer, started: dt.datetime) -> Outcome:
+    """Inside ``record``'s or ``recover``'s transaction, with the delivery's row locked."""
+    now = timezone.now()
+    DeliveryAttempt(
+        delivery=delivery,
+        number=delivery.attempts,
+        started_at=started,
+        duration_ms=answer.duration_ms,
+        status_code=answer.status_code,
+        response_body=answer.body,
+        error=answer.error,
+    ).save(force_insert=True)
+    delivery.lease = delivery.leased_until = None
+    delivery.updated_at = now
+    retried = False
+    if answer.ok:
         delivery.status = Delivery.SUCCEEDED
     elif delivery.attempts >= settings.WEBHOOK_MAX_ATTEMPTS:
         delivery.status = Delivery.FAILED
     else:
-        delivery.next_attempt_at = delivery.updated_at + backoff(delivery.attempts)
-    delivery.save(update_fields=["attempts", "status", "next_attempt_at", "updated_at"])
+        delivery.next_attempt_at = now + backoff(delivery.attempts)
+        retried = True
+    delivery.save(
+        update_fields=["status", "next_attempt_at", "lease", "leased_until", "updated_at"]
+    )
+    _note(delivery.subscription_id, answer, now)
+    if answer.ok:
+        return Outcome(SENT, retried=False)
+    return Outcome(REFUSED if answer.refused else FAILED, retried=retried)
+
+
+def _note(subscription_id: Any, answer: Answer, now: dt.datetime) -> None:
+    """The subscription's health after an attempt: reset by a 2xx; otherwise its last error,
+    one more failure in a row and, from ``WEBHOOK_SUSPEND_AFTER`` on, a suspension that grows
+    with each further failure as a delivery's backoff does."""
+    subscriptions = WebhookSubscription.objects.filter(pk=subscription_id)
+    if answer.ok:
+        subscriptions.filter(consecutive_failures__gt=0).update(
+            consecutive_failures=0, suspended_until=None
+        )
+        return
+    error = answer.error or f"The receiver answered {answer.status_code}: {answer.body[:200]}"
+    subscriptions.update(
+        consecutive_failures=F("consecutive_failures") + 1, last_error=error, last_error_at=now
+    )
+    failures = subscriptions.values_list("consecutive_failures", flat=True).first() or 0
+    beyond = failures - settings.WEBHOOK_SUSPEND_AFTER + 1
+    if beyond >= 1:
+        subscriptions.update(suspended_until=now + backoff(beyond))

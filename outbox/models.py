@@ -72,6 +72,13 @@ class WebhookSubscription(models.Model):
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
     deleted_at = models.DateTimeField(null=True, blank=True)
+    # Kept by the worker (outbox.delivery.record): failed attempts in a row (reset by a 2xx),
+    # the last failure, and the time before which none of its deliveries is attempted again
+    # once it has failed ``WEBHOOK_SUSPEND_AFTER`` times in a row.
+    consecutive_failures = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True, default="")
+    last_error_at = models.DateTimeField(null=True, blank=True)
+    suspended_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["created_at", "id"]
@@ -105,6 +112,10 @@ class Delivery(models.Model):
     next_attempt_at = models.DateTimeField()
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
+    # While an attempt is in flight: the claim's token and when it lapses. A worker that dies
+    # mid-attempt leaves both; once the time passes the attempt is recorded as failed.
+    lease = models.UUIDField(null=True, blank=True, editable=False)
+    leased_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["created_at", "id"]
@@ -117,7 +128,12 @@ class Delivery(models.Model):
                 fields=["next_attempt_at"],
                 name="delivery_due_idx",
                 condition=models.Q(status="PENDING"),
-            )
+            ),
+            models.Index(
+                fields=["leased_until"],
+                name="delivery_leased_idx",
+                condition=models.Q(leased_until__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -139,3 +155,18 @@ class DeliveryAttempt(models.Model):
 
     def __str__(self) -> str:
         return f"attempt {self.number} of {self.delivery_id}"
+
+
+class Lease(models.Model):
+    """A named job only one worker process does at a time (publishing to RabbitMQ, in order):
+    held until ``expires_at``, renewed by its holder, taken over by another once it lapses."""
+
+    name = models.CharField(max_length=64, primary_key=True)
+    holder = models.UUIDField()
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name

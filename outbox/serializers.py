@@ -65,6 +65,28 @@ class WebhookOut(serializers.Serializer):
     createdAt = TimestampField(source="created_at")
     updatedAt = TimestampField(source="updated_at")
     deletedAt = TimestampField(source="deleted_at", allow_null=True)
+    consecutiveFailures = serializers.IntegerField(
+        source="consecutive_failures",
+        help_text="Failed delivery attempts in a row; a 2xx answer resets it.",
+    )
+    lastError = serializers.CharField(
+        source="last_error",
+        allow_null=True,
+        help_text="Why the last failed attempt failed (the receiver's status and answer, a "
+        "timeout, a refused address); null until one fails.",
+    )
+    lastErrorAt = TimestampField(source="last_error_at", allow_null=True)
+    suspendedUntil = TimestampField(
+        source="suspended_until",
+        allow_null=True,
+        help_text="After several failures in a row no delivery is attempted before this time; "
+        "changing the URL or setting the status ACTIVE lifts it.",
+    )
+
+    def to_representation(self, instance: WebhookSubscription) -> dict[str, object]:
+        data = super().to_representation(instance)
+        data["lastError"] = data["lastError"] or None
+        return data
 
 
 class WebhookCreatedOut(WebhookOut):
@@ -75,7 +97,19 @@ class WebhookCreatedOut(WebhookOut):
 
 class WebhookEditableIn(InputSerializer):
     unmodifiable = frozenset(
-        {"id", "organizationId", "ledgerId", "secret", "createdAt", "updatedAt", "deletedAt"}
+        {
+            "id",
+            "organizationId",
+            "ledgerId",
+            "secret",
+            "createdAt",
+            "updatedAt",
+            "deletedAt",
+            "consecutiveFailures",
+            "lastError",
+            "lastErrorAt",
+            "suspendedUntil",
+        }
     )
     url = declared(
         serializers.CharField, {"type": "string", "maxLength": MAX_URL, "pattern": URL_PATTERN}

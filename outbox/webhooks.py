@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
 import secrets
-import socket
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -23,10 +22,12 @@ from django.utils import timezone
 from ledgerproject.db import apply_changes
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.metadata import validate_metadata
+from outbox import leases, network
 from outbox.models import Delivery, WebhookSubscription
 
 MAX_URL = 2048
 SIGNATURE_HEADER = "Ledger-Signature"
+REGISTRATION_RESOLVE_TIMEOUT = 2.0
 
 
 def _bad_url(message: str) -> LedgerError:
@@ -58,22 +59,24 @@ def check_url(url: str) -> str:
     return url
 
 
-def refused_address(url: str) -> str | None:
-    """At delivery time: why the URL's host may not be called (it resolves to a loopback,
-    private, link-local or otherwise reserved address), unless
-    ``WEBHOOK_ALLOW_PRIVATE_NETWORKS`` is set (development and tests)."""
+def check_destination(url: str) -> str:
+    """At registration and on a change of URL: refuse a host that resolves to a loopback,
+    private, link-local or otherwise non-public address (``outbox.network.refusal``), unless
+    ``WEBHOOK_ALLOW_PRIVATE_NETWORKS`` is set. A host that does not resolve (yet), or whose
+    resolver does not answer within ``REGISTRATION_RESOLVE_TIMEOUT``, is accepted: DNS may be
+    set up after the subscription, and every delivery checks the address it connects to."""
     if settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS:
-        return None
-    parts = urlsplit(url)
+        return url
+    deadline = time.monotonic() + REGISTRATION_RESOLVE_TIMEOUT
     try:
-        infos = socket.getaddrinfo(parts.hostname, parts.port or 443, proto=socket.IPPROTO_TCP)
-    except OSError as error:
-        return f"the host does not resolve: {error}"
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0])
-        if not address.is_global or address.is_multicast:
-            return f"the host resolves to a non-public address ({address})"
-    return None
+        network.destinations(url, deadline=deadline, allow_private=False)
+    except network.Unresolved:
+        return url
+    except network.Refused as refused:
+        raise _bad_url(f"The URL cannot receive webhooks: {refused}.") from None
+    except TimeoutError:
+        return url
+    return url
 
 
 def new_secret() -> str:
@@ -95,30 +98,50 @@ def subscription_create(
     status: str = WebhookSubscription.ACTIVE,
     metadata: dict[str, Any] | None = None,
 ) -> WebhookSubscription:
-    """The new subscription; its ``secret`` is readable on this instance only once rendered."""
-    now = timezone.now()
-    return WebhookSubscription.objects.create(
-        organization_id=organization_id,
-        ledger_id=ledger_id,
-        url=check_url(url),
-        event_types=sorted(set(event_types)),
-        description=description,
-        status=status,
-        secret=new_secret(),
-        metadata=validate_metadata(metadata or {}),
-        created_at=now,
-        updated_at=now,
-    )
+    """The new subscription; its ``secret`` is readable on this instance only once rendered.
+    An organization has at most ``WEBHOOK_MAX_SUBSCRIPTIONS`` (its ledgers' included)."""
+    check_destination(check_url(url))  # resolves the host: before any transaction
+    metadata = validate_metadata(metadata or {})
+    with transaction.atomic():
+        leases.lock(f"webhooks/{organization_id}")
+        active = WebhookSubscription.objects.filter(
+            organization_id=organization_id, deleted_at__isnull=True
+        ).count()
+        limit = settings.WEBHOOK_MAX_SUBSCRIPTIONS
+        if active >= limit:
+            raise LedgerError(
+                ErrorCode.WEBHOOK_LIMIT_REACHED,
+                f"An organization may have at most {limit} webhook subscriptions; delete one "
+                "first.",
+            )
+        now = timezone.now()
+        return WebhookSubscription.objects.create(
+            organization_id=organization_id,
+            ledger_id=ledger_id,
+            url=url,
+            event_types=sorted(set(event_types)),
+            description=description,
+            status=status,
+            secret=new_secret(),
+            metadata=metadata,
+            created_at=now,
+            updated_at=now,
+        )
 
 
 def subscription_update(
     *, subscription: WebhookSubscription, data: dict[str, Any]
 ) -> WebhookSubscription:
+    """A change of URL, or setting the subscription ACTIVE, also lifts a suspension: whoever
+    changed it has presumably mended the receiver."""
     if "url" in data:
-        check_url(data["url"])
+        check_destination(check_url(data["url"]))
     if "event_types" in data:
         data = {**data, "event_types": sorted(set(data["event_types"]))}
     apply_changes(subscription, data)
+    if "url" in data or data.get("status") == WebhookSubscription.ACTIVE:
+        subscription.consecutive_failures = 0
+        subscription.suspended_until = None
     subscription.updated_at = timezone.now()
     subscription.save()
     return subscription
@@ -132,9 +155,10 @@ def subscription_delete(*, subscription: WebhookSubscription) -> WebhookSubscrip
 
 
 def delivery_retry(*, delivery_ids: list[Any]) -> int:
-    """Staff's retry: the deliveries are due now, with a fresh allowance of attempts."""
+    """Staff's retry: the deliveries are due now, with a fresh allowance of attempts (those in
+    flight are left to finish)."""
     with transaction.atomic():
-        return Delivery.objects.filter(pk__in=delivery_ids).update(
+        return Delivery.objects.filter(pk__in=delivery_ids, leased_until__isnull=True).update(
             status=Delivery.PENDING,
             attempts=0,
             next_attempt_at=timezone.now(),

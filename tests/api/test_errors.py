@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from django.test import override_settings
 from django.urls import path
 from rest_framework.views import APIView
 
+from ledgerproject.errors import ErrorCode
 from tests.conftest import assert_error
 
 
@@ -62,3 +66,9 @@ def test_it_answers_health_without_a_token(anon, db, path):
     response = anon.get(path)
     assert response.status_code == 200
     assert response.json()["status"] == "ok"
+
+
+def test_every_code_of_the_catalogue_is_in_the_api_docs():
+    text = (Path(__file__).resolve().parents[2] / "docs" / "API.md").read_text()
+    documented = set(re.findall(r"^\| `(\d{4})` \| (\d{3}) \| (.+?) \|$", text, re.M))
+    assert {(c.code, str(c.http_status), c.title) for c in ErrorCode} <= documented

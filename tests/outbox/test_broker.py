@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -17,6 +18,8 @@ from django.core.management import call_command
 
 from outbox import broker
 from outbox.models import Event
+from outbox.worker import Worker
+from tests.outbox.hostile import Forwarder
 
 pytestmark = pytest.mark.django_db
 
@@ -75,7 +78,7 @@ def test_nothing_is_marked_published_without_a_confirm(book, exchange):
     Event.objects.update(published_at=None)
     target = broker.Publisher(AMQP_URL, name)
     try:
-        target._open()
+        target.open()
         channel.exchange_delete(name)  # the broker now refuses (404) what is sent there
         with pytest.raises(pika.exceptions.AMQPError):
             broker.publish_pending(target)
@@ -95,3 +98,38 @@ def test_the_worker_publishes_when_a_broker_is_configured(book, exchange, settin
     call_command("deliver_webhooks", "--once", stdout=io.StringIO())
     assert len(_received(channel, queue)) == Event.objects.count()
     assert not Event.objects.filter(published_at__isnull=True).exists()
+
+
+def test_the_worker_waits_out_a_broker_outage_and_publishes_when_it_is_back(
+    book, exchange, settings, unused_port
+):
+    name, channel, queue = exchange
+    settings.AMQP_URL = f"amqp://guest:guest@127.0.0.1:{unused_port}/%2F"
+    settings.AMQP_EXCHANGE = name
+    settings.AMQP_RETRY_BASE, settings.AMQP_RETRY_MAX = 0.2, 0.4
+    Event.objects.update(published_at=None)
+    said: list[str] = []
+    worker = Worker(say=said.append)
+    try:
+        worker.turn()
+        assert worker.broker.state == "down" and worker.counts["published"] == 0
+        assert said[-1].startswith("RabbitMQ is unreachable (")
+        assert "webhooks go on; next try in 0.2 s" in said[-1]
+        worker.turn()  # within the backoff: not tried again
+        assert worker.broker.failures == 1
+        time.sleep(0.25)
+        worker.turn()
+        assert worker.broker.failures == 2 and "next try in 0.4 s" in said[-1]
+        with Forwarder(unused_port, ("127.0.0.1", 5672)):
+            deadline = time.monotonic() + 10
+            while worker.broker.state != "up" and time.monotonic() < deadline:
+                worker.turn()
+                time.sleep(0.05)
+            assert worker.broker.state == "up", worker.broker.health()
+            assert said[-1] == "RabbitMQ is reachable again, after 2 failed tries."
+            assert worker.counts["published"] == Event.objects.count()
+            worker.close()
+    finally:
+        worker.pool.shutdown()
+    assert not Event.objects.filter(published_at__isnull=True).exists()
+    assert len(_received(channel, queue)) == Event.objects.count()

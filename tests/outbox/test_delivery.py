@@ -14,20 +14,12 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
+from ledgerproject.errors import LedgerError
 from outbox import delivery, webhooks
 from outbox.models import Delivery, DeliveryAttempt, Event
 from tests.outbox.receiver import Receiver
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def fast(settings: Any) -> None:
-    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = True
-    settings.WEBHOOK_BACKOFF_BASE = 0.001
-    settings.WEBHOOK_BACKOFF_MAX = 0.01
-    settings.WEBHOOK_MAX_ATTEMPTS = 4
-    settings.WEBHOOK_TIMEOUT = 5
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_worker")]
 
 
 def _subscribe(book: Any, url: str, types: list[str], **kw: Any) -> Any:
@@ -113,14 +105,15 @@ def test_paused_subscriptions_wait_and_types_and_time_select_events(book):
     assert [r["event"]["data"]["alias"] for r in receiver.requests] == ["@carol"]
 
 
-def test_it_refuses_private_addresses_unless_allowed(book, settings):
-    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = False
+def test_it_refuses_private_addresses_at_delivery_unless_allowed(book, settings):
     with Receiver() as receiver:
-        _subscribe(book, receiver.url, ["*"])
+        _subscribe(book, receiver.url, ["*"])  # allowed then; refused at registration otherwise
+        settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = False
         book.account("@carol")
         call_command("deliver_webhooks", "--once", stdout=io.StringIO())
     assert receiver.requests == []
     attempts = list(DeliveryAttempt.objects.all())
     assert attempts and all(a.status_code is None for a in attempts)
     assert all("non-public address (127.0.0.1)" in a.error for a in attempts)
-    assert webhooks.refused_address("https://169.254.169.254/latest") is not None
+    with pytest.raises(LedgerError):
+        webhooks.check_destination("https://169.254.169.254/latest")

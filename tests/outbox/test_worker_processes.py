@@ -34,6 +34,11 @@ pytestmark = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def receivers_on_loopback(settings: Any) -> None:
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = True  # as the workers' environment allows
+
+
 def _worker(log: Path) -> subprocess.Popen[bytes]:
     url = (
         f"postgres://{DATABASE['USER']}@{DATABASE['HOST'] or '127.0.0.1'}:"
@@ -46,6 +51,8 @@ def _worker(log: Path) -> subprocess.Popen[bytes]:
         "LEDGER_WEBHOOK_ALLOW_PRIVATE_NETWORKS": "1",
         "LEDGER_WEBHOOK_BACKOFF_BASE": "0.05",
         "LEDGER_WEBHOOK_BACKOFF_MAX": "0.2",
+        # A killed worker's attempt is recovered once its lease lapses: the deadline plus 30 s.
+        "LEDGER_WEBHOOK_TIMEOUT": "2",
         "LEDGER_AMQP_URL": "",
     }
     return subprocess.Popen(
