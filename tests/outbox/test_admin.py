@@ -4,6 +4,8 @@ staff's retry."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 from django.utils import timezone
 
@@ -66,3 +68,20 @@ def test_staff_see_attempts_and_retry_a_failed_delivery(organization):
     assert delivery.status == Delivery.PENDING and delivery.attempts == 0
     viewer = staff_client("outbox.view_delivery", username="viewer")
     assert "retry" not in viewer.get("/admin/outbox/delivery/").content.decode()
+
+
+def test_staff_see_a_subscriptions_last_error_and_suspension(organization):
+    now = timezone.now()
+    subscription = WebhookSubscription.objects.create(
+        organization_id=organization["id"], url="https://example.com/h", event_types=["*"],
+        secret="whsec_x", created_at=now, updated_at=now, consecutive_failures=6,
+        last_error="Timed out: no complete answer within 10 s.", last_error_at=now,
+        suspended_until=now + dt.timedelta(minutes=5),
+    )  # fmt: skip
+    client = staff_client("outbox.view_webhooksubscription", "outbox.change_webhooksubscription")
+    listed = client.get("/admin/outbox/webhooksubscription/").content.decode()
+    assert "Consecutive failures" in listed and ">6<" in listed
+    page = client.get(f"/admin/outbox/webhooksubscription/{subscription.pk}/change/")
+    text = page.content.decode()
+    assert "Timed out: no complete answer within 10 s." in text and "Suspended until" in text
+    assert 'name="last_error"' not in text  # shown, not editable
