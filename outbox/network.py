@@ -114,7 +114,7 @@ def resolve(host: str, port: int, *, deadline: float) -> list[IPAddress]:
         infos = lookup.result(timeout=_left(deadline))
     except concurrent.futures.TimeoutError:
         raise TimeoutError("the host's name did not resolve in time") from None
-    except OSError as error:
+    except (OSError, UnicodeError) as error:  # UnicodeError: a name IDNA cannot encode
         raise Unresolved(f"the host does not resolve ({error})") from None
     addresses: list[IPAddress] = []
     for info in infos:

@@ -111,7 +111,7 @@ class WebhookCollection(CollectionView):
 
     @extend_schema(
         request=s.WebhookCreateIn,
-        responses={201: s.WebhookCreatedOut, **error_responses(*COMMON_ERRORS)},
+        responses={201: s.WebhookCreatedOut, **error_responses(*COMMON_ERRORS, 422)},
     )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         data = self.input(self.create_serializer)

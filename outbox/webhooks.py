@@ -52,6 +52,10 @@ def check_url(url: str) -> str:
         raise _bad_url("Only http and https URLs can receive webhooks.")
     if not parts.hostname:
         raise _bad_url("The URL has no host.")
+    try:
+        parts.hostname.encode("idna")
+    except UnicodeError:
+        raise _bad_url("The URL's host is not a valid host name.") from None
     if parts.username or parts.password:
         raise _bad_url("The URL may not carry a user name or password.")
     if any(ch.isspace() or ord(ch) < 0x20 or ch == "\x7f" for ch in url):

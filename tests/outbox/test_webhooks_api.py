@@ -56,6 +56,7 @@ def test_it_pauses_updates_and_deletes(api, ledger_url):
         "https:///nohost",
         "http://example.com:99999/",
         "https://example.com/" + "a" * 2100,
+        "https://ex\u008eample.com/",  # no host name: IDNA cannot encode it (was a 500)
     ],
 )
 def test_it_refuses_urls_it_will_not_call(api, ledger_url, url):

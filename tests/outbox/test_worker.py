@@ -9,9 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
-import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,25 +20,12 @@ from django.utils import timezone
 from outbox import delivery, network
 from outbox.models import Delivery, DeliveryAttempt, Event, WebhookSubscription
 from outbox.network import Answer
-from tests.conftest import Api, assert_error
+from tests.conftest import assert_error
+from tests.outbox.conftest import organization_with_ledger, subscribe
 from tests.outbox.hostile import Hostile
 from tests.outbox.receiver import Receiver
 
 pytestmark = pytest.mark.usefixtures("fast_worker")
-
-
-def _organization(api: Api, name: str) -> tuple[str, str]:
-    """(organization url, ledger url) of a new organization with one ledger."""
-    org = api.post("/v1/organizations", {"legalName": name, "legalDocument": "1"}).json()
-    org_url = f"/v1/organizations/{org['id']}"
-    ledger = api.post(f"{org_url}/ledgers", {"name": "Main"}).json()
-    return org_url, f"{org_url}/ledgers/{ledger['id']}"
-
-
-def _subscribe(api: Api, url: str, target: str, types: list[str] | None = None) -> Any:
-    response = api.post(f"{url}/webhooks", {"url": target, "eventTypes": types or ["*"]})
-    assert response.status_code == 201, response.content
-    return response.json()
 
 
 def _once(*args: str) -> str:
@@ -49,33 +34,9 @@ def _once(*args: str) -> str:
     return out.getvalue()
 
 
-@pytest.fixture
-def worker_thread() -> Iterator[Any]:
-    """Runs ``deliver_webhooks --once`` in a thread of its own (with its own connection)."""
-    threads: list[threading.Thread] = []
-    outputs: list[str] = []
-
-    def start() -> threading.Thread:
-        def run() -> None:
-            try:
-                outputs.append(_once())
-            finally:
-                connection.close()
-
-        thread = threading.Thread(target=run, daemon=True)
-        thread.start()
-        threads.append(thread)
-        return thread
-
-    yield start
-    for thread in threads:
-        thread.join(60)
-        assert not thread.is_alive()
-
-
 @pytest.mark.django_db(transaction=True)
 def test_no_transaction_is_open_while_a_receiver_is_waited_on(api, monkeypatch):
-    _, ledger = _organization(api, "A")
+    _, ledger = organization_with_ledger(api, "A")
     worker_connection = connection  # the worker runs in this thread, on this connection
     seen: list[tuple[bool, bool]] = []
     send = network.post
@@ -86,60 +47,23 @@ def test_no_transaction_is_open_while_a_receiver_is_waited_on(api, monkeypatch):
 
     monkeypatch.setattr(network, "post", watched)
     with Receiver(fail_first=1) as receiver:
-        _subscribe(api, ledger, receiver.url)
+        subscribe(api, ledger, receiver.url)
         api.post(f"{ledger}/portfolios", {"name": "P"})
         _once()
     assert len(receiver.requests) == 2
     assert seen == [(False, True), (False, True)]  # no atomic block, autocommit: no transaction
 
 
-@pytest.mark.postgres
-@pytest.mark.django_db(transaction=True)
-@pytest.mark.skipif(
-    connection.vendor != "postgresql",
-    reason="needs PostgreSQL: the events API's horizon rests on its transaction ids",
-)
-def test_a_slow_receiver_hides_no_event_and_holds_back_no_vacuum(api, worker_thread):
-    _, ledger_a = _organization(api, "A")
-    org_b, ledger_b = _organization(api, "B")
-    with Hostile("hold") as receiver:
-        _subscribe(api, ledger_a, receiver.url)
-        api.post(f"{ledger_a}/portfolios", {"name": "P"})
-        worker = worker_thread()
-        assert receiver.arrived.wait(10), "the delivery never arrived"
-        time.sleep(1.0)
-        # The worker has been waiting on the receiver for a second: none of its sessions has
-        # been in a transaction for that long (one would hold back the horizon and VACUUM;
-        # its short claims, a few milliseconds each, come and go).
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                "AND pid <> pg_backend_pid() AND xact_start < now() - interval '0.5 seconds'"
-            )
-            assert cursor.fetchone()[0] == 0, "a transaction is open during the request"
-        api.post(f"{ledger_b}/portfolios", {"name": "Q"})
-        deadline = time.monotonic() + 1.0
-        while True:  # visible at once, or a claim's few milliseconds later
-            seen = api.get(f"{org_b}/events", {"type": "portfolio.created"}).json()
-            if seen or time.monotonic() > deadline:
-                break
-            time.sleep(0.05)
-        assert [e["data"]["name"] for e in seen] == ["Q"]  # not held behind the horizon
-        receiver.release.set()
-        worker.join(30)
-    assert Delivery.objects.get().status == Delivery.SUCCEEDED
-
-
 @pytest.mark.django_db(transaction=True)
 def test_one_organizations_hanging_receivers_do_not_delay_another(api, settings, worker_thread):
     settings.WEBHOOK_TIMEOUT = 2
     settings.WEBHOOK_MAX_ATTEMPTS = 1
-    _, ledger_a = _organization(api, "A")
-    _, ledger_b = _organization(api, "B")
+    _, ledger_a = organization_with_ledger(api, "A")
+    _, ledger_b = organization_with_ledger(api, "B")
     with Hostile("hang") as hanging, Hostile("ok") as fine:
         for _ in range(6):
-            _subscribe(api, ledger_a, hanging.url)
-        _subscribe(api, ledger_b, fine.url)
+            subscribe(api, ledger_a, hanging.url)
+        subscribe(api, ledger_b, fine.url)
         api.post(f"{ledger_a}/portfolios", {"name": "first"})  # A's six deliveries come first
         api.post(f"{ledger_b}/portfolios", {"name": "second"})
         started = time.monotonic()
@@ -164,10 +88,10 @@ def test_a_subscription_that_keeps_failing_is_suspended_without_holding_up_other
     settings.WEBHOOK_SUSPEND_AFTER = 2
     settings.WEBHOOK_BACKOFF_BASE = settings.WEBHOOK_BACKOFF_MAX = 60
     settings.WEBHOOK_CONCURRENCY = 1
-    org, ledger = _organization(api, "A")
+    org, ledger = organization_with_ledger(api, "A")
     with Receiver(fail_first=100) as broken, Receiver() as healthy:
-        hook = _subscribe(api, ledger, broken.url)
-        _subscribe(api, ledger, healthy.url)
+        hook = subscribe(api, ledger, broken.url)
+        subscribe(api, ledger, healthy.url)
         for index in range(5):
             api.post(f"{ledger}/portfolios", {"name": f"P{index}"})
         output = _once()
@@ -186,9 +110,9 @@ def test_a_subscription_that_keeps_failing_is_suspended_without_holding_up_other
 @pytest.mark.django_db
 def test_an_attempt_whose_worker_died_is_recovered_and_counted_as_failed(api, settings):
     settings.WEBHOOK_MAX_ATTEMPTS = 3
-    _, ledger = _organization(api, "A")
+    _, ledger = organization_with_ledger(api, "A")
     with Receiver() as receiver:
-        _subscribe(api, ledger, receiver.url)
+        subscribe(api, ledger, receiver.url)
         api.post(f"{ledger}/portfolios", {"name": "P"})
         delivery.fan_out()
         for attempt in (1, 2, 3):
@@ -215,9 +139,9 @@ def test_an_attempt_whose_worker_died_is_recovered_and_counted_as_failed(api, se
 
 @pytest.mark.django_db
 def test_the_summary_counts_sent_failed_refused_and_retried(api, settings):
-    org, ledger = _organization(api, "A")
+    org, ledger = organization_with_ledger(api, "A")
     with Receiver(fail_first=1) as receiver:
-        hook = _subscribe(api, ledger, receiver.url)
+        hook = subscribe(api, ledger, receiver.url)
         api.post(f"{ledger}/portfolios", {"name": "P"})
         output = _once()
         assert output.strip() == (
@@ -239,10 +163,10 @@ def test_the_summary_counts_sent_failed_refused_and_retried(api, settings):
 @pytest.mark.django_db
 def test_a_broker_that_is_down_stops_no_webhook(api, settings, tmp_path, unused_port):
     settings.AMQP_URL = f"amqp://guest:guest@127.0.0.1:{unused_port}/%2F"
-    _, ledger = _organization(api, "A")
+    _, ledger = organization_with_ledger(api, "A")
     health = tmp_path / "health.json"
     with Receiver() as receiver:
-        _subscribe(api, ledger, receiver.url)
+        subscribe(api, ledger, receiver.url)
         for index in range(3):
             api.post(f"{ledger}/portfolios", {"name": f"P{index}"})
         output = _once("--health-file", str(health))
@@ -257,17 +181,17 @@ def test_a_broker_that_is_down_stops_no_webhook(api, settings, tmp_path, unused_
 @pytest.mark.django_db
 def test_subscriptions_of_an_organization_are_bounded(api, settings):
     settings.WEBHOOK_MAX_SUBSCRIPTIONS = 3
-    org, ledger = _organization(api, "A")
-    _, other = _organization(api, "B")
+    org, ledger = organization_with_ledger(api, "A")
+    _, other = organization_with_ledger(api, "B")
     target = "https://example.com/hook"
-    hooks = [_subscribe(api, org, target), _subscribe(api, ledger, target)]
-    hooks.append(_subscribe(api, ledger, target))
+    hooks = [subscribe(api, org, target), subscribe(api, ledger, target)]
+    hooks.append(subscribe(api, ledger, target))
     refused = api.post(f"{ledger}/webhooks", {"url": target, "eventTypes": ["*"]})
     body = assert_error(refused, 422, "0121")
     assert "at most 3 webhook subscriptions" in body["description"]
-    _subscribe(api, other, target)  # another organization's count is its own
+    subscribe(api, other, target)  # another organization's count is its own
     assert api.delete(f"{org}/webhooks/{hooks[0]['id']}").status_code == 204
-    _subscribe(api, org, target)  # a deleted one frees its place
+    subscribe(api, org, target)  # a deleted one frees its place
     assert WebhookSubscription.objects.filter(deleted_at__isnull=True).count() == 4
 
 
@@ -288,39 +212,11 @@ def test_subscriptions_of_an_organization_are_bounded(api, settings):
 )
 def test_private_addresses_are_refused_at_registration(api, settings, url):
     settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = False
-    org, _ = _organization(api, "A")
+    org, _ = organization_with_ledger(api, "A")
     body = assert_error(api.post(f"{org}/webhooks", {"url": url, "eventTypes": ["*"]}), 400,
                         "0120")  # fmt: skip
     assert "non-public address" in body["fields"]["url"]
-    hook = _subscribe(api, org, "https://hooks.example.invalid/x")  # does not resolve: later
+    hook = subscribe(api, org, "https://hooks.example.invalid/x")  # does not resolve: later
     assert_error(api.patch(f"{org}/webhooks/{hook['id']}", {"url": url}), 400, "0120")
     settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = True
-    _subscribe(api, org, url)
-
-
-@pytest.mark.postgres
-@pytest.mark.django_db(transaction=True)
-@pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="needs PostgreSQL: real concurrent writers"
-)
-def test_racing_creates_never_pass_the_bound(api, settings):
-    settings.WEBHOOK_MAX_SUBSCRIPTIONS = 3
-    org, _ = _organization(api, "A")
-    statuses: list[int] = []
-    start = threading.Barrier(8)
-
-    def create() -> None:
-        try:
-            start.wait()
-            body = {"url": "https://example.com/hook", "eventTypes": ["*"]}
-            statuses.append(api.post(f"{org}/webhooks", body).status_code)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=create) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
-    assert sorted(statuses) == [201] * 3 + [422] * 5
-    assert WebhookSubscription.objects.filter(deleted_at__isnull=True).count() == 3
+    subscribe(api, org, url)

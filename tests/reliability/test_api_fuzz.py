@@ -76,6 +76,13 @@ def wsgi_in_test_transaction() -> Any:
     request_finished.connect(close_old_connections)
 
 
+@pytest.fixture(autouse=True)
+def unbounded_subscriptions(settings: Any) -> None:
+    """The run creates far more webhook subscriptions than an organization may keep; their
+    bound has tests of its own (tests/outbox/test_worker.py)."""
+    settings.WEBHOOK_MAX_SUBSCRIPTIONS = 1_000_000
+
+
 @pytest.fixture
 def real(book: Book) -> dict[str, Any]:
     """A populated ledger, and a token that reaches it."""
