@@ -82,7 +82,7 @@ class Publisher:
         """Let the connection go; a connection the broker already dropped is simply forgotten."""
         connection, self.connection, self.channel = self.connection, None, None
         if connection is not None and connection.is_open:
-            with contextlib.suppress(OUTAGES):
+            with contextlib.suppress(*OUTAGES):
                 connection.close()
 
 
