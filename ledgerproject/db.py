@@ -6,6 +6,7 @@ import contextlib
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextvars import ContextVar
+from pathlib import Path
 from typing import Any
 
 from django.db import IntegrityError, connection, models, transaction
@@ -269,6 +270,32 @@ def postgresql_only(forward_sql: str, backward_sql: str) -> Any:
         return apply
 
     return migrations.RunPython(run(forward_sql), run(backward_sql))
+
+
+SQL_DIRECTORY = "sql"
+
+
+def sql_text(app_label: str, name: str) -> str:
+    """The text of ``<app>/sql/<name>``: SQL that matters (functions, triggers) is kept in files
+    of its own, one per version, and migrations load it from there by name."""
+    return (Path(__file__).resolve().parents[1] / app_label / SQL_DIRECTORY / name).read_text()
+
+
+def current_sql(app_label: str, name: str) -> str:
+    """The current version of ``<app>/sql/<name>.<NNNN>.sql``: the highest number, the version
+    the latest migration installed."""
+    versions = sorted(
+        (Path(__file__).resolve().parents[1] / app_label / SQL_DIRECTORY).glob(
+            f"{name}.[0-9][0-9][0-9][0-9].sql"
+        )
+    )
+    return versions[-1].read_text()
+
+
+def postgresql_sql_files(app_label: str, forward: str, backward: str) -> Any:
+    """``postgresql_only`` with the texts of two files of ``<app>/sql/``: the version this
+    migration installs, and the one it goes back to (or the file that drops it)."""
+    return postgresql_only(sql_text(app_label, forward), sql_text(app_label, backward))
 
 
 def rows_kept_whole(table: str) -> Any:

@@ -11,6 +11,7 @@ Migrations are history and are not read."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,3 +77,34 @@ def test_the_scan_reads_the_code():
         m == "ledgerproject.errors"
         for m, _, _ in _imports(ast.parse((ROOT / "transactions" / "run.py").read_text()))
     )
+
+
+def _migrations():
+    for app in (*APPS, "ledgerproject"):
+        yield from sorted((ROOT / app).glob("migrations/0*.py"))
+
+
+def test_no_migration_is_built_from_another_migration():
+    """Each migration stands alone: none imports another (to slice its text, say)."""
+    found = []
+    for path in _migrations():
+        for module, line, _ in _imports(ast.parse(path.read_text())):
+            if module.split(".")[0] in PROJECT and ".migrations" in module:
+                found.append(f"{path.relative_to(ROOT)}:{line} imports {module}")
+        if "import_module" in path.read_text():
+            found.append(f"{path.relative_to(ROOT)} calls import_module")
+    assert found == []
+
+
+def test_functions_and_triggers_live_in_sql_files():
+    """SQL that matters (a function, a trigger) is a file of ``<app>/sql/`` that migrations
+    load by name (``ledgerproject.db.postgresql_sql_files``), never a string in a migration."""
+    inline = [
+        str(path.relative_to(ROOT))
+        for path in _migrations()
+        if re.search(r"CREATE\s+(OR\s+REPLACE\s+)?(FUNCTION|TRIGGER)", path.read_text(), re.I)
+    ]
+    assert inline == []
+    files = sorted(p.name for p in ROOT.glob("*/sql/*.sql"))
+    assert "operation_append_only.sql" in files and "auth_epoch_bump.sql" in files
+    assert any(name.startswith("ledger_write_posting.") for name in files)

@@ -1,8 +1,9 @@
 """The SQL of a posting: new transactions, their operations and the new balances, written
 provided that the guard (``guards.Guard``) still holds. The rows travel as one JSON document
 per table, each row an array of its values in column order (the function reads them by
-position: migrations 0012 and 0013; the new balances are objects keyed by column): a few
-strings to send rather than an array per column.
+position; the new balances are objects keyed by column): a few strings to send rather than an
+array per column. The function's current text is the highest-numbered
+``transactions/sql/ledger_write_posting.<NNNN>.sql``.
 
 The postings' events (the outbox, ``outbox.events``) travel in the same call.
 

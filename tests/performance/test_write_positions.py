@@ -1,25 +1,40 @@
-"""The posting's rows travel as arrays of values read by position (transactions/migrations
-0012): the service sends each table's values in the order the function reads them, and what
-is stored is what was posted, a JSON null in a ``jsonb`` column included."""
+"""The posting's rows travel as arrays of values read by position (the current text of
+``ledger_write_posting`` in transactions/sql/): the service sends each table's values in the
+order the function reads them, and what is stored is what was posted, a JSON null in a
+``jsonb`` column included."""
 
 from __future__ import annotations
 
-import importlib
+import re
 
 import pytest
 from django.db import connection
 
+from ledgerproject.db import current_sql
 from organizations.models import Balance
 from outbox.events import EVENT_COLUMNS
 from outbox.models import Event
 from transactions import writes
 from transactions.models import Operation, Transaction
 
-MIGRATION = importlib.import_module("transactions.migrations.0012_write_posting_positional_rows")
+CURRENT = current_sql("transactions", "ledger_write_posting")
 
 
 def _names(table: str) -> tuple[str, ...]:
-    return tuple(name for name, _ in MIGRATION.COLUMNS[table])
+    """The columns the function inserts into ``table``, in the order of its column list, after
+    checking that the n-th value it selects is read from position n of the row and named as
+    the n-th column."""
+    found = re.search(
+        rf"INSERT INTO {table} \(([^)]*)\)\n    SELECT (.*?)\n    FROM", CURRENT, re.S
+    )
+    assert found, table
+    names = tuple(name.strip() for name in found.group(1).split(","))
+    values = [value.strip() for value in found.group(2).split(",\n")]
+    for index, (name, value) in enumerate(zip(names, values, strict=True)):
+        assert re.fullmatch(
+            rf"(\(r->>{index}\)::\w+|NULLIF\(r->{index}, 'null'\)) AS {name}", value
+        )
+    return names
 
 
 def test_the_service_sends_each_table_s_values_in_the_function_s_order():

@@ -1,0 +1,49 @@
+"""The functions and triggers in the database are the current versions of their files in
+``<app>/sql/``: what a reader finds there is what runs."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.db import connection
+
+from ledgerproject.db import current_sql, sql_text
+
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.django_db,
+    pytest.mark.skipif(
+        connection.vendor != "postgresql", reason="the functions and triggers are PostgreSQL's"
+    ),
+]
+
+
+def _body(text: str) -> str:
+    return re.search(r"AS \$\$\n(.*?)\$\$", text, re.S).group(1)
+
+
+def _installed(function: str) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT prosrc FROM pg_proc WHERE proname = %s", [function])
+        (source,) = cursor.fetchone()
+    return source.lstrip("\n")
+
+
+@pytest.mark.parametrize(
+    ("function", "text"),
+    [
+        ("ledger_write_posting", lambda: current_sql("transactions", "ledger_write_posting")),
+        (
+            "ledger_write_posting_or_refuse",
+            lambda: current_sql("transactions", "ledger_write_posting_or_refuse"),
+        ),
+        (
+            "transactions_operation_append_only",
+            lambda: sql_text("transactions", "operation_append_only.sql"),
+        ),
+        ("organizations_auth_epoch_bump", lambda: sql_text("organizations", "auth_epoch_bump.sql")),
+    ],
+)
+def test_the_installed_function_is_its_current_file(function, text):
+    assert _installed(function) == _body(text()).lstrip("\n")
