@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ledgerproject.amounts import format_amount
 from ledgerproject.errors import ErrorCode, LedgerError
 from templates_dsl import ast, limits
 from templates_dsl.lexer import ALIAS_RE, VARIABLE_RE
@@ -62,7 +64,7 @@ def plan_posting(template: ast.Template, variables: Mapping[str, object]) -> Pos
     ]
     remainder = _remainder(template, total, sum(debits), sum(credits))
 
-    substitute = _substitution(values)
+    substitute = _substitution(values, template.send.amount.scale, template.send.asset)
     legs: list[Leg] = []
     pairs: list[tuple[ast.From | ast.To, Direction, int]] = [
         *(
@@ -236,13 +238,19 @@ def _refuse_ambiguous(
     )
 
 
-def _substitution(values: Mapping[str, int | str]) -> Callable[[str], str]:
-    """``$name`` in a description becomes the variable's value. The static checks made sure
-    every ``$name`` there is a declared variable, so one pass of one pattern does it."""
+def _substitution(values: Mapping[str, int | str], scale: int, asset: str) -> Callable[[str], str]:
+    """``$name`` in a description becomes the variable's value: an amount as money at the
+    template's scale with its asset (``10000`` at scale 2 in BRL is ``100.00 BRL``: every
+    amount of a template is at the send scale), an account as its alias. The static checks
+    made sure every ``$name`` there is a declared variable, so one pass of one pattern does it."""
+
+    def text_of(match: re.Match[str]) -> str:
+        value = values[match.group()[1:]]
+        return format_amount(value, scale, asset) if isinstance(value, int) else value
 
     def substitute(text: str) -> str:
         if "$" not in text:  # no name to replace (most texts): no pattern to run
             return text
-        return VARIABLE_RE.sub(lambda match: str(values[match.group()[1:]]), text)
+        return VARIABLE_RE.sub(text_of, text)
 
     return substitute

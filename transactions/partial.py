@@ -59,9 +59,19 @@ def _at_scale(amount: Amount, tx: Transaction) -> int:
     return amount.value // factor
 
 
+def partial_description(tx: Transaction, committed: int) -> str:
+    """What a partial commit of ``committed`` (at the transaction's scale) settled, out of the
+    amount held, then the original text: that text names the amount held, not the one sent."""
+    settled = format_amount(committed, tx.scale, tx.asset_code)
+    held = format_amount(tx.amount, tx.scale, tx.asset_code)
+    said = f"Partial commit of {settled} of {held}"
+    return f"{said}: {tx.description}" if tx.description else said
+
+
 def commit_steps(tx: Transaction, amount: Amount | None) -> list[Step]:
     """The steps of a commit. A partial one also rewrites ``tx.amount`` and ``tx.legs`` to what
-    was committed (what a later revert mirrors); the caller saves them."""
+    was committed (what a later revert mirrors), and ``tx.description`` to say so; the caller
+    saves them."""
     legs = legs_of(tx)
     value = tx.amount if amount is None else _at_scale(amount, tx)
     if not 0 < value <= tx.amount:
@@ -89,6 +99,7 @@ def commit_steps(tx: Transaction, amount: Amount | None) -> list[Step]:
     rest = tx.amount - value
     settled = replace(source, amount=value)
     credited = replace(destination, amount=value)
+    tx.description = partial_description(tx, value)
     tx.amount = value
     tx.legs = [settled.as_json(), credited.as_json()]
     released = replace(source, amount=rest).towards(CREDIT)

@@ -67,10 +67,10 @@ def _locked(ledger: Ledger, transaction_id: uuid.UUID) -> Transaction:
 
 
 def _set_status(tx: Transaction, status: str) -> None:
-    """Save the new status (and the amount and legs a partial commit rewrote)."""
+    """Save the new status (and the amount, legs and description a partial commit rewrote)."""
     tx.status = status
     tx.updated_at = timezone.now()
-    tx.save(update_fields=["status", "updated_at", "amount", "legs"])
+    tx.save(update_fields=["status", "updated_at", "amount", "legs", "description"])
 
 
 def commit(
@@ -99,7 +99,7 @@ def revert(*, ledger: Ledger, transaction_id: uuid.UUID) -> Transaction:
         if tx.status == Transaction.PRE_APPROVED:
             return _cancel_locked(tx)
         steps = [(leg.mirrored(), Operation.POST) for leg in legs_of(tx)]
-        reversal = _write(_reversal_of(tx), steps, insert=True)
+        reversal = _write(_reversal_of(tx, REVERSAL), steps, insert=True)
         return _recorded(reversal, events.TRANSACTION_REVERTED)
 
 
@@ -162,7 +162,13 @@ def _check_revertible(tx: Transaction) -> None:
         )
 
 
-def _reversal_of(tx: Transaction) -> Transaction:
+REVERSAL, CANCELLATION = "Reversal", "Cancellation"
+
+
+def _reversal_of(tx: Transaction, kind: str) -> Transaction:
+    """The reverting transaction of ``tx``: a reversal (the money goes back) or a cancellation
+    (the holds are released). Its description says which and of what, not the original's text,
+    which describes money going the other way."""
     return Transaction(
         organization_id=tx.organization_id,
         ledger_id=tx.ledger_id,
@@ -170,7 +176,7 @@ def _reversal_of(tx: Transaction) -> Transaction:
         is_reversal=True,
         template_id=tx.template_id,
         type=tx.type,
-        description=tx.description,
+        description=f"{kind} of {tx.description or f'transaction {tx.pk}'}",
         status=Transaction.SENT,
         amount=tx.amount,
         scale=tx.scale,
@@ -187,7 +193,7 @@ def _cancel_locked(tx: Transaction) -> Transaction:
     releases = [
         (leg.towards(CREDIT), Operation.RELEASE) for leg in legs_of(tx) if leg.direction == DEBIT
     ]
-    reversal = _write(_reversal_of(tx), releases, insert=True)
+    reversal = _write(_reversal_of(tx, CANCELLATION), releases, insert=True)
     tx.status = Transaction.CANCELED
     tx.updated_at = reversal.updated_at
     tx.save(update_fields=["status", "updated_at"])

@@ -50,7 +50,7 @@ def test_it_plans_the_example():
         metadata={"channel": "app", "note": "two words"},
         group_name="PAYMENTS",
         legs=(
-            Leg("@alice", "DEBIT", 1050, "Pay 1000 plus fee 50", "PAYMENT_DEBIT"),
+            Leg("@alice", "DEBIT", 1050, "Pay 10.00 BRL plus fee 0.50 BRL", "PAYMENT_DEBIT"),
             Leg("@fees/platform", "CREDIT", 50, "Fee", "FEE_CREDIT"),
             Leg("@external/BRL", "CREDIT", 1000, "", "PAYMENT_CREDIT"),
         ),
@@ -63,7 +63,7 @@ def test_it_drops_a_zero_leg():
         ("@alice", "DEBIT", 1000),
         ("@external/BRL", "CREDIT", 1000),
     ]
-    assert plan.legs[0].description == "Pay 1000 plus fee 0"
+    assert plan.legs[0].description == "Pay 10.00 BRL plus fee 0.00 BRL"
 
 
 def test_it_drops_a_zero_remainder():
@@ -107,8 +107,8 @@ def test_it_replaces_longer_names_first_in_every_description():
         '(description "fee $fee from $feeAccount")',
     )
     plan = plan_posting(compile_template(text), {"fee": 1, "feeTotal": 2, "feeAccount": "@acc"})
-    assert plan.legs[0].description == "@acc pays 1 and 2"
-    assert plan.description == "fee 1 from @acc"
+    assert plan.legs[0].description == "@acc pays 1 BRL and 2 BRL"
+    assert plan.description == "fee 1 BRL from @acc"
     assert [(leg.alias, leg.amount) for leg in plan.legs[1:]] == [("@x", 1), ("@x", 2)]
 
 

@@ -112,7 +112,7 @@ def test_it_posts_template_text_with_variables_in_a_json_wrapper(funded):
     assert response.status_code == 201, response.content
     made = response.json()
     assert made["description"] == "overridden" and made["metadata"] == {"ref": "r1"}
-    assert [op["description"] for op in made["operations"]][-1] == "pay 40"
+    assert [op["description"] for op in made["operations"]][-1] == "pay 0.40 BRL"
     assert funded.available("@bob") == 40
 
 
@@ -137,7 +137,7 @@ def test_it_posts_json(funded):
     assert funded.available("@alice") == 850
     assert funded.available("@bob") == 100
     assert funded.available("@fees/platform") == 50
-    assert body["operations"][1]["description"] == "to bob 100"
+    assert body["operations"][1]["description"] == "to bob 1.00 BRL"
 
 
 def test_json_and_text_make_the_same_tree(funded):

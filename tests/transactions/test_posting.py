@@ -32,7 +32,7 @@ def test_it_posts_the_payment_with_fee_example(book):
     assert alice["amount"] == {"amount": 1_050, "scale": 2}
     assert alice["balance"] == {"available": 10_000, "onHold": 0, "scale": 2}
     assert alice["balanceAfter"] == {"available": 8_950, "onHold": 0, "scale": 2}
-    assert alice["description"] == "Pay 1000 plus fee 50"
+    assert alice["description"] == "Pay 10.00 BRL plus fee 0.50 BRL"
     assert alice["chartOfAccounts"] == "PAYMENT_DEBIT"
     assert alice["transactionId"] == tx["id"]
     assert alice["accountId"] == book.accounts["@alice"]["id"]
