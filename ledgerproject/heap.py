@@ -2,13 +2,13 @@
 
 Everything a process builds while starting (Django, DRF, the URLconf and the views and models it
 imports) lives as long as the process. Python's cyclic garbage collector would still walk all
-of it at every full collection: 35 to 40 ms of CPU per worker here. The workers of one server
-start together and serve alike, so they reach a full collection together, and a dozen of them
-then stopped the service for 300 to 500 ms at a time under load (docs/PERFORMANCE.md, "A ninth
-machine"). ``gc.freeze`` moves what exists at that point out of the collector's sight: a full
-collection then walks only what the worker made since. Under gunicorn with ``preload_app`` it
-runs once, in the master before the fork, and the workers' collections no longer write to the
-objects they inherited; without it each worker freezes its own heap.
+of it at every full collection. The workers of one server start together and serve alike, so
+they reach a full collection together, and a dozen of them at once stop the service for
+hundreds of milliseconds under load. ``gc.freeze`` moves what exists at that point out of the
+collector's sight: a full collection then walks only what the worker made since. Under
+gunicorn with ``preload_app`` it runs once, in the master before the fork, and the workers'
+collections no longer write to the objects they inherited; without it each worker freezes its
+own heap.
 
 Importing ``ledgerproject.wsgi`` or ``ledgerproject.asgi`` therefore freezes the importing
 process's heap: a server's entry point, not a module to import elsewhere (tests load it in a

@@ -1,6 +1,6 @@
 """JSON out, fast: the one encoder of the posting path (the rows it sends to the database, its
-event, the API's answers). orjson writes the same JSON as the standard library in a tenth of
-the time (docs/PERFORMANCE.md); what orjson cannot write, an integer beyond 64 bits (amounts
+event, the API's answers). orjson writes the same JSON as the standard library many times
+faster; what orjson cannot write, an integer beyond 64 bits (amounts
 have up to 38 digits), is written by the standard library instead, to the same text.
 
 Never decode money with orjson: it reads an integer beyond 64 bits as a float. Parsing stays

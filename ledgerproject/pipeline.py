@@ -8,7 +8,7 @@ travels with the first statement (``execute_first``) and COMMIT with the last
 (``run_and_commit``), so a posting is two round trips inside its transaction instead of four.
 
 psycopg's own pipeline mode does the same for any statement, at a cost in Python per
-statement that was more than the round trip saved (docs/PERFORMANCE.md). These two talk to
+statement that was more than the round trip saved. These two talk to
 libpq directly and lean on a few of psycopg's internals, each named where it is used: the
 cursor's query conversion and result setting (``_convert_query``, ``_set_results``), the
 connection's BEGIN text (``_get_tx_start_command``) and its list of prepared statements

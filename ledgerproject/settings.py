@@ -158,8 +158,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     else:
         # Parameters bound by the server, and a statement run PREPARE_THRESHOLD times on a
         # connection prepared by psycopg (Django leaves it off unless told): the posting's
-        # statements are then parsed once per connection, not once per request
-        # (docs/PERFORMANCE.md).
+        # statements are then parsed once per connection, not once per request.
         DATABASES["default"]["OPTIONS"]["server_side_binding"] = True
         DATABASES["default"]["OPTIONS"].setdefault(
             "prepare_threshold", env_int("PREPARE_THRESHOLD", 5)

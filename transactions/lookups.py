@@ -31,8 +31,8 @@ from templates_dsl.planner import PostingPlan, plan_posting
 from transactions.locking import lock_balances
 from transactions.models import Transaction
 
-# Literal statements on PostgreSQL: the ORM's query compilation was a third of a posting's time
-# (docs/PERFORMANCE.md). Elsewhere the ORM.
+# Literal statements on PostgreSQL: compiling an ORM query costs more Python than the posting's
+# own work on that path. Elsewhere the ORM.
 TEMPLATES_SQL = Select(
     TransactionTemplate,
     "t",
@@ -55,8 +55,8 @@ POSTING_ACCOUNT_FIELDS = (
 ACCOUNTS_SQL = Select(Account, "a", ACCOUNTS_FROM, only=POSTING_ACCOUNT_FIELDS)
 # How many of the cached templates the postings planned with are still as they were (same row,
 # same updated_at, not deleted). Each id is compared with its own stamp by its position (the
-# ids are distinct): PostgreSQL plans this in a third of the time a join with unnest() takes
-# (docs/PERFORMANCE.md). The ids it reads by are an ``ArrayParam``, so for a posting's one or
+# ids are distinct), which PostgreSQL plans much faster than a join with unnest(). The ids it
+# reads by are an ``ArrayParam``, so for a posting's one or
 # few templates the statement keeps its generic plan, as the accounts' list does.
 # In parentheses: a statement of its own, and a value in the statement that locks the balances.
 FRESH_TEMPLATES = (

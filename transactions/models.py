@@ -20,7 +20,7 @@ class Transaction(TenantRow, TimestampedModel):
     STATUSES = (CREATED, PRE_APPROVED, SENT, CANCELED)
 
     # No index of their own: the primary key (organization_id, id) and tx_ledger_created_idx
-    # lead with these columns, and every index is paid by every posting (docs/PERFORMANCE.md).
+    # lead with these columns, and every index is paid by every posting.
     organization = models.ForeignKey(
         Organization, on_delete=models.PROTECT, related_name="+", db_index=False
     )
@@ -101,7 +101,7 @@ class Operation(TenantRow, TimestampedModel):
     RELEASE = "RELEASE"
 
     # Indexed by the primary key (organization_id, id), op_transaction_idx and
-    # op_account_created_idx, not by indexes of their own (docs/PERFORMANCE.md).
+    # op_account_created_idx, not by indexes of their own: every index is paid by every posting.
     organization = models.ForeignKey(
         Organization, on_delete=models.PROTECT, related_name="+", db_index=False
     )

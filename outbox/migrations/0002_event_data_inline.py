@@ -4,8 +4,8 @@ An event carries its resource's rendering; a posting's is about 2 KB of ``jsonb`
 the size (about 2 KB) past which PostgreSQL compresses a row's large values before storing
 them. So every posting's event was compressed as it was written, and again read back
 uncompressed by whatever read it. Up to a page (8,160 bytes) the row is now stored as it is:
-the CPU of the compression saved on every posting, for about 1 KB more of table and WAL
-(docs/PERFORMANCE.md). A larger row (a posting with many legs) is compressed until it fits a
+the CPU of the compression saved on every posting, for about 1 KB more of table and WAL. A
+larger row (a posting with many legs) is compressed until it fits a
 page, not down to about 2 KB as before."""
 
 from django.db import migrations

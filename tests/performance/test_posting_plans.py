@@ -4,8 +4,7 @@ A statement prepared on a connection (psycopg prepares it at its fifth run) is p
 parameters ("custom") five times; after that PostgreSQL keeps a generic plan when it does not
 look dearer. An array parameter of unknown length looks like ten elements to the planner, so a
 statement reading two accounts by ``= ANY($3)`` never did, and was planned again on every
-posting: a third of a millisecond of PostgreSQL's time for the accounts alone
-(docs/PERFORMANCE.md). Written ``ARRAY[$3, $4]`` (``db.ArrayParam``), its length is plain to
+posting. Written ``ARRAY[$3, $4]`` (``db.ArrayParam``), its length is plain to
 see and the generic plan is kept."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The server process's heap is frozen once the application is loaded (``ledgerproject.heap``):
 what starting built is out of the cyclic collector's sight, so that a worker's full collection
 walks only what it made since. Without it, a dozen workers reaching a full collection together
-stopped the service for 300 to 500 ms under load (docs/PERFORMANCE.md, "A ninth machine")."""
+stopped the service for hundreds of milliseconds under load."""
 
 from __future__ import annotations
 

@@ -34,8 +34,8 @@ _PSYCOPG_LOADER = _psycopg_loader()
 
 class UtcTimestamptzLoader:
     """psycopg's own ``timestamptz`` loader, as Django sees it. Django registers a loader of
-    its own, written in Python, that puts its time zone on each value: a third of the client
-    work of the posting's locking statement went there (docs/PERFORMANCE.md). On a connection
+    its own, written in Python, that puts its time zone on each value: most of the client work
+    of reading the posting's locking statement. On a connection
     in UTC (Django sets every connection's time zone) psycopg's loader makes the same values,
     in ``datetime.UTC``. A C class cannot be subclassed, so this stands for it: Django reads
     ``timezone`` off the class it finds (and registers its own on a cursor whose time zone
