@@ -71,8 +71,8 @@ class ErrorCode(enum.Enum):
     INSTRUMENT_CODE_DUPLICATE = ("0003", 409, "Instrument Code Duplicate")
     DUPLICATE_PRODUCT_NAME = ("0015", 409, "Duplicate Product Name")
     ALIAS_UNAVAILABLE = ("0020", 409, "Alias Unavailability")
-    REQUEST_TOO_LARGE = ("0047", 413, "Request Entity Too Large")
-    THROTTLED = ("0047", 429, "Too Many Requests")
+    REQUEST_TOO_LARGE = ("0122", 413, "Request Entity Too Large")
+    THROTTLED = ("0123", 429, "Too Many Requests")
     INVALID_WEBHOOK_URL = ("0120", 400, "Invalid Webhook URL")
     WEBHOOK_LIMIT_REACHED = ("0121", 422, "Webhook Subscription Limit Reached")
 

@@ -73,7 +73,7 @@ LIMIT = 4096
 def test_it_answers_a_json_body_over_the_limit_with_413_and_writes_nothing(api, db):
     before = Organization.objects.count()
     big = {"legalName": "Big", "legalDocument": "1", "metadata": {"pad": "x" * LIMIT}}
-    body = assert_error(api.post("/v1/organizations", big), 413, "0047")
+    body = assert_error(api.post("/v1/organizations", big), 413, "0122")
     assert "too large" in body["description"]
     assert Organization.objects.count() == before
     small = {"legalName": "Small", "legalDocument": "1", "metadata": {"pad": "x" * 100}}
@@ -90,12 +90,12 @@ def test_it_answers_bodies_over_the_default_one_mebibyte_with_413(book):
             "metadata": {"pad": pad},
         }
     )
-    assert_error(response, 413, "0047")
+    assert_error(response, 413, "0122")
     assert Transaction.objects.count() == before
     response = book.api.post(
         f"{book.url}/transaction-templates", FUND + ";" + pad, content_type="text/plain"
     )
-    assert_error(response, 413, "0047")
+    assert_error(response, 413, "0122")
 
 
 def test_it_answers_template_text_over_its_limit_with_413_and_writes_nothing(book, monkeypatch):
@@ -106,9 +106,9 @@ def test_it_answers_template_text_over_its_limit_with_413_and_writes_nothing(boo
     before = TransactionTemplate.objects.count()
     for content_type in ("text/plain", "application/octet-stream", "application/json"):
         response = book.api.post(url, at_limit + "x", content_type=content_type)
-        assert_error(response, 413, "0047")
+        assert_error(response, 413, "0122")
     response = book.api.put(f"{url}/FUND", FUND + ";" + "x" * LIMIT, content_type="text/plain")
-    assert_error(response, 413, "0047")
+    assert_error(response, 413, "0122")
     assert TransactionTemplate.objects.count() == before
     assert book.api.get(f"{url}/FUND").content.decode() == FUND
     assert book.api.post(url, at_limit, content_type="text/plain").status_code == 201
@@ -144,7 +144,7 @@ def test_it_throttles_each_token_with_429_in_the_envelope(api, throttled):
         body = {"legalName": f"Org {index}", "legalDocument": str(index)}
         assert api.post("/v1/organizations", body).status_code == 201
     response = api.post("/v1/organizations", {"legalName": "Over", "legalDocument": "9"})
-    body = assert_error(response, 429, "0047")
+    body = assert_error(response, 429, "0123")
     assert body["title"] == "Too Many Requests"
     assert 1 <= int(response["Retry-After"]) <= 60
     assert not Organization.objects.filter(legal_name="Over").exists()
@@ -155,7 +155,7 @@ def test_it_throttles_each_token_with_429_in_the_envelope(api, throttled):
     )
     for _ in range(4):
         api.get("/v1/organizations")
-    assert_error(api.get("/v1/organizations"), 429, "0047")
+    assert_error(api.get("/v1/organizations"), 429, "0123")
 
 
 def test_it_counts_charts_and_dry_runs_as_reads(book, throttled):
@@ -165,7 +165,7 @@ def test_it_counts_charts_and_dry_runs_as_reads(book, throttled):
         assert response.status_code == 200, response.content
     dry = {"transactionTypeCode": "FUND", "variables": {"amount": 1, "account": "@alice"}}
     assert book.api.post(f"{url}/transactions?dryRun=true", dry).status_code == 200
-    assert_error(book.api.post(f"{url}/transactions?dryRun=true", dry), 429, "0047")
+    assert_error(book.api.post(f"{url}/transactions?dryRun=true", dry), 429, "0123")
     assert book.post(dry).status_code == 201
 
 
@@ -218,7 +218,7 @@ def test_it_counts_in_redis_when_redis_url_is_set(api, settings):
         keys = redis.Redis.from_url(url).keys("*throttle_read_*")
         assert len(keys) == 1
         assert api.get("/v1/organizations").status_code == 200
-        assert_error(api.get("/v1/organizations"), 429, "0047")
+        assert_error(api.get("/v1/organizations"), 429, "0123")
     finally:
         caches["throttle"].clear()
 
