@@ -18,20 +18,23 @@ $(BIN)/.installed: requirements.txt
 venv: $(BIN)/.installed
 
 # The local settings (.env, git-ignored), written once: a generated SECRET_KEY and demo token.
-.env: | venv
+# A DATABASE_URL set in the environment is recorded there at every run, so that the docs'
+# manage.py lines use the same database; a PostgreSQL database it names is created if missing.
+migrate: venv
 	$(BIN)/python -m ledgerproject.localdev write-env .env
-
-migrate: venv .env
+	$(BIN)/python -m ledgerproject.localdev create-database .env
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py createcachetable
 
 # The port is checked first, so a busy one changes nothing (no migration, no new token).
+# Each server has its own control socket (gunicornc -s PATH), named by where it listens: with
+# gunicorn's default, one per user, a second `make run` would take the first one's over.
 run: venv
 	@$(BIN)/python -m ledgerproject.localdev check-port $(HOST) $(PORT)
 	$(MAKE) --no-print-directory migrate
 	$(BIN)/python manage.py bootstrap_demo --base-url http://$(HOST):$(PORT)
 	$(BIN)/gunicorn ledgerproject.wsgi --bind $(HOST):$(PORT) --workers 2 --threads 4 \
-		--access-logfile - --graceful-timeout 5
+		--access-logfile - --graceful-timeout 5 --control-socket $(VENV)/gunicorn-$(HOST)-$(PORT).ctl
 
 # The back-office browser tests drive Chromium: installed from Debian's packages if missing
 # (as root; elsewhere install it yourself or set LEDGER_CHROMIUM).

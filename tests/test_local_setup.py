@@ -1,13 +1,20 @@
-"""A checkout's first hour: `make run`'s .env, the settings that read it, one-line
-configuration errors, the port check, and the home page."""
+"""A checkout's first hour: `make run`'s .env, the settings that read it, the database it
+records and creates, one-line configuration errors, the port check, the server's control
+socket, and the home page."""
 
 from __future__ import annotations
 
 import os
+import secrets
 import socket
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
+
+import psycopg
+import pytest
+from django.db import connection
 
 from ledgerproject.localdev import main as localdev
 
@@ -47,7 +54,8 @@ def test_write_env_writes_a_secret_and_a_demo_token_once(tmp_path):
     assert ".env" in (ROOT / ".gitignore").read_text().splitlines()
 
 
-def test_manage_py_reads_the_env_file(tmp_path):
+def test_manage_py_reads_the_env_file(tmp_path, monkeypatch):
+    monkeypatch.delenv("DATABASE_URL", raising=False)  # else it is recorded in the file
     env_file = tmp_path / ".env"
     localdev(["write-env", str(env_file)])
     env = _bare_env(LEDGER_ENV_FILE=str(env_file), SQLITE_PATH=str(tmp_path / "db.sqlite3"))
@@ -56,6 +64,114 @@ def test_manage_py_reads_the_env_file(tmp_path):
     done = _manage("create_token", "ci-bot", env=env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1].startswith("lgr_")
+
+
+def _values(path: Path) -> dict[str, str]:
+    return _values_of(path.read_text())
+
+
+def _values_of(text: str) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in text.splitlines() if line and line[0] != "#")
+
+
+def test_the_environments_database_url_is_recorded_for_manage_py(tmp_path, monkeypatch):
+    database = tmp_path / "chosen.sqlite3"
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{database}")
+    env_file = tmp_path / ".env"
+    assert localdev(["write-env", str(env_file)]) == 0
+    assert _values(env_file)["DATABASE_URL"] == f"sqlite:///{database}"
+    # A manage.py line run later, without DATABASE_URL in its environment, uses that database.
+    env = _bare_env(LEDGER_ENV_FILE=str(env_file), SQLITE_PATH=str(tmp_path / "db.sqlite3"))
+    done = _manage("migrate", "--noinput", "-v0", env=env)
+    assert done.returncode == 0, done.stderr
+    assert database.exists() and not (tmp_path / "db.sqlite3").exists()
+
+
+def test_an_existing_env_file_gets_the_database_url_and_keeps_its_lines(tmp_path, monkeypatch):
+    env_file = tmp_path / ".env"
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    localdev(["write-env", str(env_file)])
+    with env_file.open("a") as extra:
+        extra.write("THROTTLE_READ_RATE=10/min\n")
+    before = env_file.read_text()
+    assert "DATABASE_URL" not in _values(env_file)
+
+    monkeypatch.setenv("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/first")
+    assert localdev(["write-env", str(env_file)]) == 0
+    after = env_file.read_text()
+    assert after.startswith(before)
+    assert _values(env_file)["DATABASE_URL"] == "postgres://postgres@127.0.0.1:5432/first"
+    assert localdev(["write-env", str(env_file)]) == 0
+    assert env_file.read_text() == after
+
+    monkeypatch.setenv("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/second")
+    localdev(["write-env", str(env_file)])
+    assert len(env_file.read_text().splitlines()) == len(after.splitlines())
+    values = _values(env_file)
+    assert values["DATABASE_URL"] == "postgres://postgres@127.0.0.1:5432/second"
+    assert values["THROTTLE_READ_RATE"] == "10/min"
+    assert values["SECRET_KEY"] == _values_of(before)["SECRET_KEY"]
+
+
+@pytest.mark.postgres
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="creates a PostgreSQL database")
+def test_a_missing_postgresql_database_is_created_once(capsys, monkeypatch, tmp_path):
+    name = f"localdev_{secrets.token_hex(6)}"
+    url = urlsplit(os.environ["DATABASE_URL"])._replace(path=f"/{name}").geturl()
+    monkeypatch.setenv("DATABASE_URL", url)
+    try:
+        assert localdev(["create-database", str(tmp_path / ".env")]) == 0
+        assert capsys.readouterr().out.splitlines() == [
+            f"Created the PostgreSQL database {name} (DATABASE_URL named a missing one)."
+        ]
+        psycopg.connect(url).close()
+        assert localdev(["create-database", str(tmp_path / ".env")]) == 0
+        assert capsys.readouterr().out == ""
+    finally:
+        maintenance = urlsplit(url)._replace(path="/postgres").geturl()
+        with psycopg.connect(maintenance, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+
+
+def test_a_database_that_cannot_be_reached_is_one_line(capsys, monkeypatch, tmp_path):
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    env_file = tmp_path / ".env"
+    env_file.write_text(f"DATABASE_URL=postgres://postgres@127.0.0.1:{port}/nowhere\n")
+    assert localdev(["create-database", str(env_file)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("make run: Cannot connect to the database nowhere")
+    assert localdev(["create-database", str(tmp_path / "missing.env")]) == 0  # SQLite: nothing
+
+
+def _make_dry_run(*args: str) -> list[str]:
+    done = subprocess.run(
+        ["make", "--dry-run", "--no-print-directory", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout.splitlines()
+
+
+def test_make_run_records_and_creates_the_database_even_with_an_env_file():
+    lines = _make_dry_run("--old-file=.env", "run", "PORT=8123")
+    steps = [i for i, line in enumerate(lines) if "localdev write-env" in line]
+    steps += [i for i, line in enumerate(lines) if "localdev create-database" in line]
+    steps += [i for i, line in enumerate(lines) if "manage.py migrate" in line]
+    assert len(steps) == 3 and steps == sorted(steps), lines
+
+
+def test_two_make_runs_have_a_control_socket_each():
+    sockets = set()
+    for port in ("8123", "8124"):
+        server = " ".join(_make_dry_run("run", f"PORT={port}")).split("bin/gunicorn ", 1)[1]
+        sockets.add(server.split("--control-socket ", 1)[1].split()[0])
+    assert len(sockets) == 2
 
 
 def test_a_missing_setting_is_one_line_not_a_traceback(tmp_path):
