@@ -1,5 +1,7 @@
-"""``manage.py export_templates --organization ID --ledger ID DIR``: write a ledger's active
-templates as ``<CODE>.tmpl`` files that ``import_templates`` reads back."""
+"""``manage.py export_templates --organization ID --ledger ID [DIR]``: write a ledger's active
+templates as ``<CODE>.tmpl`` files that ``import_templates`` reads back. Without DIR they go to
+``exported-templates/<ledger id>/``, which a checkout's ``.gitignore`` ignores: one folder per
+ledger, so that an export never mixes two ledgers' files."""
 
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ from ledgerproject.cli import add_ledger_arguments, ledger_from_options, progres
 from templates_dsl.compile import compile_template
 from templates_dsl.formatter import format_template
 from templates_dsl.selectors import templates_active
+
+DEFAULT_FOLDER = Path("exported-templates")
 
 
 def file_name(code: str) -> str:
@@ -28,14 +32,18 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         add_ledger_arguments(parser)
-        parser.add_argument("dir", help="The folder to write the .tmpl files to.")
+        parser.add_argument(
+            "dir",
+            nargs="?",
+            help=f"The folder to write the .tmpl files to (default: {DEFAULT_FOLDER}/<ledger id>).",
+        )
         parser.add_argument(
             "--canonical", action="store_true", help="Write the canonical layout, not the text."
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
         ledger = ledger_from_options(options)
-        folder = Path(options["dir"])
+        folder = Path(options["dir"]) if options["dir"] else DEFAULT_FOLDER / str(ledger.pk)
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
