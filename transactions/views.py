@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.exceptions import RequestDataTooBig
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -24,7 +23,7 @@ from ledgerproject.formats import digits_to_int, parse_timestamp, render_timesta
 from organizations.models import Account
 from organizations.selectors import parse_id
 from templates_dsl.inline import template_from_json, template_from_text
-from templates_dsl.limits import MAX_TEMPLATE_BYTES
+from templates_dsl.views import UPLOAD, checked_text, media_type, uploaded_text
 from transactions import answers, engine, idempotency, inline_schema, selectors, states
 from transactions.filters import TransactionFilter
 from transactions.models import Transaction
@@ -116,21 +115,27 @@ def post_one(ledger: Any, request: Request, data: dict[str, Any], body: Any) -> 
 class TransactionInlineDsl(PostsFromCopies):
     """``POST .../transactions/dsl``: a posting whose template is in the request, as
     template-language text. ``text/plain`` (or no Content-Type): the body is the text and the
-    template uses no variables; ``application/json``: ``{"dsl": text, "variables": {...}}``
-    plus the options of any posting."""
+    template uses no variables; ``multipart/form-data``: the same text as the upload's one
+    part (as Midaz clients send it); ``application/json``: ``{"dsl": text, "variables":
+    {...}}`` plus the options of any posting."""
 
     @extend_schema(
         operation_id="transactions_inline_dsl",
-        request={"application/json": InlineDslIn, "text/plain": inline_schema.DSL_TEXT},
+        request={
+            "application/json": InlineDslIn,
+            "text/plain": inline_schema.DSL_TEXT,
+            "multipart/form-data": UPLOAD,
+        },
         parameters=POST_PARAMS,
         responses=POST_RESPONSES,
     )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
-        if (request.content_type or "").startswith("application/json"):
+        media = media_type(request)
+        if media == "application/json":
             data = validated(InlineDslIn, request.data)
             text, body = data.pop("dsl"), request.data
         else:
-            text = text_body(request)
+            text = uploaded_text(request) if media == "multipart/form-data" else text_body(request)
             data, body = {}, {"dsl": text}
         return post_one(self.ledger, request, {**data, "inline": template_from_text(text)}, body)
 
@@ -159,16 +164,7 @@ class TransactionInlineJson(PostsFromCopies):
 
 def text_body(request: Request) -> str:
     """The raw body as template text: UTF-8, bounded, not empty (0049)."""
-    raw = request._request.body
-    if len(raw) > MAX_TEMPLATE_BYTES:
-        raise RequestDataTooBig("The template text is larger than MAX_TEMPLATE_BYTES.")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise LedgerError(ErrorCode.BAD_REQUEST, "The template text must be UTF-8.") from None
-    if not text.strip():
-        raise LedgerError(ErrorCode.EMPTY_DSL, "The template text is empty.")
-    return text
+    return checked_text(request._request.body)
 
 
 def _batch_item(item: Any, ttl: int) -> engine.PostingRequest:
