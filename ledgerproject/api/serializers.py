@@ -1,9 +1,11 @@
-"""Input serializer base: refuses unknown fields (0053) and fields that may not be edited (0006)."""
+"""Input serializer base: refuses unknown fields (0053), fields that may not be edited (0006)
+and values of the wrong JSON type (0047)."""
 
 from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from django.utils.functional import cached_property
@@ -77,10 +79,79 @@ class InputSerializer(serializers.Serializer):
                 f"Unexpected fields in the request: {', '.join(unknown)}.",
                 fields={k: "unexpected field" for k in unknown},
             )
+        wrong = {
+            name: message
+            for name, (accepts, message) in _text_plan(self)
+            if name in data and not accepts(data[name])
+        }
+        if wrong:
+            # A ValidationError, not a LedgerError: a nested body's names get their prefix
+            # ("address.line1") from DRF on the way up.
+            raise serializers.ValidationError(wrong)
         return super().to_internal_value(data)
 
 
 _SHARED_FIELDS: dict[type, Any] = {}
+
+# Fields whose JSON value is a string. DRF is lenient with them: a CharField turns a number into
+# text (5 into "5"), a UUIDField a number or a boolean into an id (true into 00000000-...-0001),
+# a ChoiceField matches str(value). The contract says a wrong type is 400 0047, so these take a
+# JSON string and nothing else (null is the field's own affair: allow_null).
+TEXT_FIELDS = (
+    serializers.CharField,
+    serializers.UUIDField,
+    serializers.ChoiceField,
+    serializers.DateTimeField,
+    serializers.DateField,
+    serializers.TimeField,
+)
+Rule = tuple[Callable[[Any], bool], str]
+_TEXT_PLANS: dict[type, tuple[tuple[str, Rule], ...]] = {}
+
+
+def _text_plan(serializer: InputSerializer) -> tuple[tuple[str, Rule], ...]:
+    """The serializer's fields that hold strings, or lists or objects of strings, each with its
+    rule, worked out once per class. A nested body is an ``InputSerializer`` and checks its own."""
+    cls = type(serializer)
+    plan = _TEXT_PLANS.get(cls)
+    if plan is None:
+        found = ((name, _text_rule(field)) for name, field in serializer.fields.items())
+        plan = _TEXT_PLANS[cls] = tuple(
+            (name, (rule[0], f"{rule[1][0].upper()}{rule[1][1:]}."))
+            for name, rule in found
+            if rule is not None
+        )
+    return plan
+
+
+def _is_text(value: Any) -> bool:
+    return value is None or type(value) is str
+
+
+def _text_rule(field: serializers.Field | None) -> Rule | None:
+    """What ``field`` accepts and what it says of anything else; None when the field checks the
+    type itself (a strict integer, metadata, a nested body)."""
+    if field is None or field.read_only or isinstance(field, InputSerializer):
+        return None
+    if isinstance(field, serializers.MultipleChoiceField):
+        return _each(_is_text), "each item must be a string"
+    if isinstance(field, TEXT_FIELDS):
+        return _is_text, "must be a string"
+    if isinstance(field, serializers.ListSerializer | serializers.ListField):
+        rule = _text_rule(field.child)
+        return None if rule is None else (_each(rule[0]), f"each item {rule[1]}")
+    if isinstance(field, serializers.DictField):
+        rule = _text_rule(field.child)
+        return None if rule is None else (_values(rule[0]), f"each value {rule[1]}")
+    return None
+
+
+def _each(accepts: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: not isinstance(value, list) or all(accepts(item) for item in value)
+
+
+def _values(accepts: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: not isinstance(value, dict) or all(accepts(v) for v in value.values())
 
 
 def _own_fields(serializer: InputSerializer) -> Any:
