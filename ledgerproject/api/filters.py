@@ -10,6 +10,7 @@ from django.db.models import QuerySet
 from rest_framework.request import Request
 
 from ledgerproject.errors import ErrorCode, LedgerError
+from ledgerproject.formats import parse_timestamp
 from ledgerproject.metadata import filter_by_metadata
 
 
@@ -96,6 +97,33 @@ def refuse_nul_characters(request: Request) -> None:
                 ErrorCode.INVALID_QUERY_PARAMETER,
                 "Query parameters cannot contain NUL characters.",
                 fields={name.replace("\x00", ""): "contains a NUL character"},
+            )
+
+
+# The query parameters that hold a date or timestamp, and those that hold an id, wherever they
+# appear (tests/api/test_empty_query_values.py holds these against the schema's parameters).
+DATE_PARAMETERS = frozenset({"at", "beginDate", "endDate"})
+ID_PARAMETERS = frozenset({"ledgerId", "parentTransactionId", "portfolioId", "productId"})
+
+
+def refuse_empty_values(request: Request) -> None:
+    """An empty date or id (``?at=``, ``?ledgerId=``) is a malformed one, refused with the code a
+    malformed one gets (0077, 0082). django-filter and a view's ``if raw:`` would take it for
+    an absent parameter and answer everything, or at the current time, instead."""
+    params = request.query_params
+    if not params:
+        return
+    for name, values in params.lists():
+        if "" not in values:
+            continue
+        if name in DATE_PARAMETERS:
+            parse_timestamp("", field=name)
+        if name in ID_PARAMETERS:
+            message = "Enter a valid UUID; an empty value is not one."
+            raise LedgerError(
+                ErrorCode.INVALID_QUERY_PARAMETER,
+                f"Invalid query parameters: {name}: {message}",
+                fields={name: message},
             )
 
 

@@ -23,7 +23,7 @@ from ledgerproject.api.authentication import (
     TokenPrincipal,
     principal_of,
 )
-from ledgerproject.api.filters import known_filters, run_filterset
+from ledgerproject.api.filters import known_filters, refuse_empty_values, run_filterset
 from ledgerproject.api.pagination import KeysetPage
 from ledgerproject.api.serializers import InputSerializer, validated
 from ledgerproject.errors import ErrorCode, LedgerError
@@ -67,6 +67,7 @@ class ScopedAPIView(APIView):
                 f"{type(self).__name__} has no organization or ledger in its path and does not "
                 "declare principal_scoped: it would see every tenant."
             )
+        refuse_empty_values(request)
 
     def _ledger(self, request: Request, kwargs: dict[str, Any]) -> tuple[Organization, Ledger]:
         """The path's organization and ledger. A token from the process's copy is confirmed
