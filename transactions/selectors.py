@@ -64,9 +64,23 @@ def _date(value: Any, name: str) -> dt.date:
             f"{name} is required for this chart.",
             fields={name: "required"},
         )
+    found = _optional_date(value, name)
+    assert found is not None
+    return found
+
+
+def _optional_date(value: Any, name: str) -> dt.date | None:
+    """None when absent; else a date or timestamp (an empty one is malformed: 0077)."""
+    if value is None:
+        return None
     if not isinstance(value, str):
         raise LedgerError(ErrorCode.INVALID_DATE_FORMAT, f"{name} must be YYYY-MM-DD.")
     return parse_timestamp(value, field=name).date()
+
+
+def _check_range(start: dt.date | None, end: dt.date | None) -> None:
+    if start is not None and end is not None and end < start:
+        raise LedgerError(ErrorCode.INVALID_DATE_RANGE, "endDate is before startDate.")
 
 
 def chart_compute(
@@ -80,6 +94,9 @@ def chart_compute(
             fields={"type": "unknown chart type"},
         )
     if chart_type in ("totalAmountByAsset", "overdraftByAsset"):
+        # A snapshot of now: the dates are optional and select nothing, but those given are
+        # checked as every chart checks them, so that a client's mistake is not answered 200.
+        _check_range(_optional_date(start, "startDate"), _optional_date(end, "endDate"))
         return {
             "type": chart_type,
             "startDate": None,
@@ -87,8 +104,7 @@ def chart_compute(
             "data": _amount_by_asset(ledger, limit, overdrawn=chart_type == "overdraftByAsset"),
         }
     start_date, end_date = _date(start, "startDate"), _date(end, "endDate")
-    if end_date < start_date:
-        raise LedgerError(ErrorCode.INVALID_DATE_RANGE, "endDate is before startDate.")
+    _check_range(start_date, end_date)
     begin = dt.datetime.combine(start_date, dt.time.min, tzinfo=dt.UTC)
     until = dt.datetime.combine(end_date + dt.timedelta(days=1), dt.time.min, tzinfo=dt.UTC)
     in_range = Transaction.objects.filter(
