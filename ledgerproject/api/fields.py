@@ -59,8 +59,12 @@ class StatusField(serializers.Field):
                 "status.code must be a string of 1 to 100 characters."
             )
         description = data.get("description")
-        if description is not None and (not isinstance(description, str) or len(description) > 256):
-            raise serializers.ValidationError("status.description must be a string or null.")
+        if description is not None and (
+            not isinstance(description, str) or not 1 <= len(description) <= 256
+        ):
+            raise serializers.ValidationError(
+                "status.description must be a string of 1 to 256 characters, or null."
+            )
         return {"status_code": code, "status_description": description}
 
 
