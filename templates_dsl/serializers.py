@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from ledgerproject.api.fields import TimestampField, declared
+from ledgerproject.api.fields import TimestampField
 from ledgerproject.api.serializers import InputSerializer
 from outbox import renderers
 from templates_dsl.limits import MAX_TEMPLATE_BYTES
@@ -16,14 +16,8 @@ class TemplateTextIn(InputSerializer):
     """Template text as JSON, ``{"dsl": "<text>"}``: the body a generated client sends where
     its generator cannot send a ``text/plain`` one."""
 
-    # A blank text is refused as every empty template is (0049), not as a blank string (0047).
-    dsl = declared(
-        serializers.CharField,
-        {"type": "string", "minLength": 1, "description": "The template text."},
-    )(
-        max_length=MAX_TEMPLATE_BYTES,
-        trim_whitespace=False,
-        allow_blank=True,
+    dsl = serializers.CharField(
+        max_length=MAX_TEMPLATE_BYTES, trim_whitespace=False, help_text="The template text."
     )
 
 

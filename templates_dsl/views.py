@@ -10,6 +10,7 @@ from typing import Any
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import HttpResponse
 from django.http.multipartparser import MultiPartParserError
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -135,7 +136,7 @@ class TemplateCollection(TemplateView):
         # generated from the schema reads by default (docs/CLIENTS.md).
         responses={
             (200, "text/plain"): OpenApiResponse(
-                {"type": "string"},
+                OpenApiTypes.STR,  # one text (a schema dict would be taken for a list's item)
                 description=(
                     "The template texts as `(text, text)` (text/plain; charset=utf-8); with "
                     "`Accept: application/json`, a JSON array of templates instead."

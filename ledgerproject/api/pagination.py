@@ -1,5 +1,6 @@
 """Keyset pagination on (createdAt, id): ``limit``, an opaque ``cursor`` and an RFC 8288
-``Link: <url>; rel="next"`` header. No OFFSET, so page cost does not grow with the table."""
+``Link: <url>; rel="next"`` header (with the cursor alone in ``X-Next-Cursor``). No OFFSET, so
+page cost does not grow with the table."""
 
 from __future__ import annotations
 
@@ -152,8 +153,10 @@ class KeysetPage:
         return self.with_link(Response(data))
 
     def with_link(self, response: Any) -> Any:
-        """Add the ``Link: <...>; rel="next"`` header when more items exist."""
+        """Add the ``Link: <...>; rel="next"`` header when more items exist, and the cursor
+        alone as ``X-Next-Cursor``: a generated client reads a header, but parses no Link."""
         if self.next_cursor:
             url = replace_query_param(self.request.build_absolute_uri(), "cursor", self.next_cursor)
             response["Link"] = f'<{url}>; rel="next"'
+            response["X-Next-Cursor"] = self.next_cursor
         return response

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import django_filters
+from django.core.validators import RegexValidator
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
@@ -50,6 +51,24 @@ COMMON_ERRORS = (400, 401, 403, 404, 405, 415, 429)
 # What the list parameters' parsers enforce (pagination.py, filters.py, formats.py), stated
 # as JSON Schema. Any query value with a NUL character is 0082; an empty cursor is no cursor.
 NO_NUL = "^[^\\u0000]*$"
+# What the services enforce on some body strings beyond their length, stated where a plain
+# string would only say "no NUL" (JSON Schema has one ``pattern`` per schema, so each of these
+# excludes NUL itself). By field name, on request strings with no pattern or enum of their own:
+# an asset or instrument code names an instrument (instruments/services.py, CODE_PATTERN; 422
+# 0034 when none has it), a template code is a name of the template language
+# (templates_dsl/lexer.py, NAME_RE; 404 0007), an account's ``type`` is anything but
+# ``external`` (422 0074: those accounts come with their instrument).
+INSTRUMENT_CODE = "^[A-Z0-9]+$"
+TEMPLATE_CODE = "^[A-Za-z0-9_.\\-/]+$"
+REAL_PATTERNS = {
+    "assetCode": INSTRUMENT_CODE,
+    "baseAssetCode": INSTRUMENT_CODE,
+    "counterAssetCode": INSTRUMENT_CODE,
+    "baseInstrumentCode": INSTRUMENT_CODE,
+    "counterInstrumentCode": INSTRUMENT_CODE,
+    "transactionTypeCode": TEMPLATE_CODE,
+    "type": "^(?!external$)[^\\u0000]*$",
+}
 LIMIT_SCHEMA = {"type": "integer", "minimum": 1, "maximum": 1000}
 CURSOR_SCHEMA = {"type": "string", "pattern": "^[A-Za-z0-9_-]*$"}
 METADATA_FILTER_SCHEMA = {"type": "string", "pattern": "^[^:\\u0000]+:[^\\u0000]*$"}
@@ -58,6 +77,21 @@ TEXT_FILTER_SCHEMA = {"type": "string", "pattern": NO_NUL}
 DATE_OR_TIMESTAMP_SCHEMA = {
     "type": "string",
     "anyOf": [{"format": "date"}, {"format": "date-time"}],
+}
+
+
+NEXT_CURSOR_HEADER = "X-Next-Cursor"
+PAGE_HEADERS = {
+    "Link": {
+        "schema": {"type": "string"},
+        "description": 'When more items exist: `<absolute URL of the next page>; rel="next"` '
+        "(RFC 8288).",
+    },
+    NEXT_CURSOR_HEADER: {
+        "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]+$"},
+        "description": "When more items exist: the next page's `cursor`, the same value the "
+        "`Link` URL holds. Send it back as `?cursor=` (with the same filters) for the next page.",
+    },
 }
 
 
@@ -134,7 +168,13 @@ class LedgerAutoSchema(AutoSchema):
                 result.setdefault("maxItems", field.max_length)
         plain = not {"pattern", "enum", "format"} & set(result)
         if direction == "request" and result.get("type") == "string" and plain:
-            result["pattern"] = NO_NUL
+            real = REAL_PATTERNS.get(getattr(field, "field_name", ""))
+            if real is not None:
+                result["pattern"] = real
+            elif not any(isinstance(v, RegexValidator) for v in field.validators):
+                # A field's own regular expression is its pattern (added after this, and only
+                # where none is): an alias's, ``^@[A-Za-z0-9_\-/.]{1,100}$``, has no NUL either.
+                result["pattern"] = NO_NUL
         return result
 
     def _map_basic_serializer(self, serializer: Any, direction: Any) -> dict[str, Any]:
@@ -158,6 +198,30 @@ class LedgerAutoSchema(AutoSchema):
                 ),
             )
         return responses
+
+    def _get_request_body(self, direction: Any = "request") -> Any:
+        """A body declared media type by media type (template text, an inline posting) is the
+        whole request: an empty one is refused (0049, 0047), so it is required."""
+        body = super()._get_request_body(direction)
+        if body is not None and isinstance(self.get_request_serializer(), dict):
+            body["required"] = True
+        return body
+
+    def _get_response_headers_for_code(self, status_code: Any, direction: Any = "response") -> Any:
+        """Every keyset-paged list (one that takes ``cursor``) answers the next page's place
+        when there is one: ``Link`` (RFC 8288) and the bare cursor, ``X-Next-Cursor``."""
+        headers = super()._get_response_headers_for_code(status_code, direction)
+        if str(status_code) == "200" and self.method == "GET" and self._is_keyset_paged():
+            headers = {**PAGE_HEADERS, **headers}
+        return headers
+
+    def _is_keyset_paged(self) -> bool:
+        return any(
+            isinstance(p, OpenApiParameter)
+            and p.name == "cursor"
+            and p.location == OpenApiParameter.QUERY
+            for p in self.get_override_parameters()
+        )
 
     def _view_kind(self) -> str | None:
         from ledgerproject.api.views import CollectionView, ItemView

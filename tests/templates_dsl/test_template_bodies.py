@@ -32,6 +32,7 @@ def test_it_stores_a_template_sent_as_json(book):
 def test_the_json_form_is_refused_as_json_bodies_are(book):
     url = f"{book.url}/transaction-templates"
     assert_error(book.api.post(url, {"dsl": "   "}), 400, "0049")
+    assert_error(book.api.post(url, {"dsl": ""}), 400, "0047")  # as transactions/dsl's
     assert_error(book.api.post(url, {"text": SIMPLE}), 400, "0053")
     assert_error(book.api.post(url, {}), 400, "0009")
     assert_error(book.api.post(url, {"dsl": ["("]}), 400, "0047")
