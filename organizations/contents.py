@@ -18,6 +18,7 @@ from organizations.locking import (
     ledger_write,
 )
 from organizations.models import (
+    ACCOUNT_STATUSES,
     Account,
     Balance,
     Ledger,
@@ -147,6 +148,17 @@ def _refuse_external(what: str) -> LedgerError:
         ErrorCode.EXTERNAL_ACCOUNT_MODIFICATION,
         f"External accounts are managed by the ledger; {what}.",
     )
+
+
+def _check_account_status(code: str) -> None:
+    """An account's status is one of the listed codes (each has its effect on postings)."""
+    if code not in ACCOUNT_STATUSES:
+        listed = ", ".join(ACCOUNT_STATUSES)
+        raise LedgerError(
+            ErrorCode.BAD_REQUEST,
+            f"An account's status.code is one of {listed}; {code[:100]!r} is not.",
+            fields={"status.code": f"one of {listed}"},
+        )
 
 
 def _active_portfolio(ledger_id: Any, portfolio_id: uuid.UUID) -> Portfolio:
@@ -286,6 +298,7 @@ def account_create(
             f"The alias {alias!r} is not valid: @ then 1 to 100 letters, digits, _ - / or .",
             fields={"alias": "expected @ then 1 to 100 of A-Z a-z 0-9 _ - / ."},
         )
+    _check_account_status(status_code)
     if portfolio_id is not None:
         _active_portfolio(ledger.pk, portfolio_id)
     if product_id is not None:
@@ -322,6 +335,8 @@ def account_create(
 def account_update(*, account: Account, data: dict[str, Any]) -> Account:
     if account.is_external:
         raise _refuse_external("they cannot be changed")
+    if "status_code" in data:
+        _check_account_status(data["status_code"])
     if data.get("portfolio_id") is not None:
         _active_portfolio(account.ledger_id, data["portfolio_id"])
     if data.get("product_id") is not None:

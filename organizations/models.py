@@ -3,6 +3,8 @@ and the API tokens that reach them."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.db import models
 from django.db.models import Q, Value
 from django.db.models.functions import Cast
@@ -106,6 +108,53 @@ class Product(LedgerResource):
         return self.name
 
 
+@dataclass(frozen=True)
+class AccountStatus:
+    """A code an account's status may have, and what it lets the account do in a posting
+    (``allowSending`` and ``allowReceiving`` may narrow it further, never widen it). ``meaning``
+    names what a numbered code of the specification stands for."""
+
+    code: str
+    sends: bool
+    receives: bool
+    meaning: str = ""
+
+    @property
+    def effect(self) -> str:
+        return {
+            (True, True): "sends and receives",
+            (False, True): "receives only",
+            (True, False): "sends only",
+            (False, False): "neither sends nor receives",
+        }[self.sends, self.receives]
+
+    @property
+    def label(self) -> str:
+        return (
+            f"{self.code} ({self.meaning}): {self.effect}"
+            if self.meaning
+            else (f"{self.code}: {self.effect}")
+        )
+
+
+# The closed list of account statuses (docs/API.md, Account statuses). The specification shows
+# ACTIVE and the numbered codes 001 Active, 002 Blocked and 003 Pre-launch; the named ones are
+# the words clients and staff write for those states. ``transactions.guards.check_account``
+# refuses a posting leg the status does not allow (422 0024).
+ACCOUNT_STATUSES = {
+    status.code: status
+    for status in (
+        AccountStatus("ACTIVE", sends=True, receives=True),
+        AccountStatus("001", sends=True, receives=True, meaning="Active"),
+        AccountStatus("003", sends=False, receives=True, meaning="Pre-launch"),
+        AccountStatus("FROZEN", sends=False, receives=False),
+        AccountStatus("BLOCKED", sends=False, receives=False),
+        AccountStatus("002", sends=False, receives=False, meaning="Blocked"),
+        AccountStatus("INACTIVE", sends=False, receives=False),
+    )
+}
+
+
 class Account(LedgerResource):
     EXTERNAL = "external"
     EXTERNAL_PREFIX = "@external/"
@@ -128,6 +177,11 @@ class Account(LedgerResource):
     asset_code = models.CharField(max_length=100)
     allow_sending = models.BooleanField(default=True)
     allow_receiving = models.BooleanField(default=True)
+    status_code = models.CharField(
+        max_length=100,
+        default="ACTIVE",
+        choices=[(status.code, status.label) for status in ACCOUNT_STATUSES.values()],
+    )
 
     class Meta(LedgerResource.Meta):
         constraints = [
@@ -135,7 +189,10 @@ class Account(LedgerResource):
                 fields=["organization", "ledger", "alias"],
                 condition=ACTIVE,
                 name="account_alias_active_uniq",
-            )
+            ),
+            models.CheckConstraint(
+                condition=Q(status_code__in=list(ACCOUNT_STATUSES)), name="account_status_known"
+            ),
         ]
         indexes = [
             models.Index(fields=["ledger", "created_at", "id"], name="account_ledger_created_idx"),

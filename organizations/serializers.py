@@ -12,13 +12,21 @@ from ledgerproject.amounts import MAX_AMOUNT
 from ledgerproject.api.fields import (
     MetadataField,
     StatusField,
+    StatusSchema,
     StrictIntegerField,
     TimestampField,
     declared,
 )
 from ledgerproject.api.serializers import InputSerializer
 from ledgerproject.errors import ErrorCode, LedgerError
-from organizations.models import Account, Ledger, Organization, Portfolio, Product
+from organizations.models import (
+    ACCOUNT_STATUSES,
+    Account,
+    Ledger,
+    Organization,
+    Portfolio,
+    Product,
+)
 from outbox import renderers
 
 TIMESTAMPS = frozenset({"id", "createdAt", "updatedAt", "deletedAt"})
@@ -209,6 +217,20 @@ class OverdraftLimitIn(InputSerializer):
     scale = StrictIntegerField(min_value=0, max_value=18)
 
 
+class AccountStatusSchema(StatusSchema):
+    code = declared(serializers.CharField, {"type": "string", "enum": list(ACCOUNT_STATUSES)})(
+        help_text="One of the account statuses, each with its effect on postings: "
+        + "; ".join(status.label for status in ACCOUNT_STATUSES.values())
+        + "."
+    )
+
+
+@extend_schema_field(AccountStatusSchema)
+class AccountStatusField(StatusField):
+    """An account's status, whose code is one of ``ACCOUNT_STATUSES`` (``account_create`` and
+    ``account_update`` refuse any other, for the admin as for the API)."""
+
+
 class AccountOut(TimestampsOut):
     id = serializers.UUIDField()
     organizationId = serializers.UUIDField(source="organization_id")
@@ -228,7 +250,7 @@ class AccountOut(TimestampsOut):
         help_text="How far below zero the available balance may go, at the balance's scale; "
         "null for external accounts, which are unbounded."
     )
-    status = StatusField()
+    status = AccountStatusField()
     metadata = MetadataField()
 
     @extend_schema_field(OverdraftLimitOut(allow_null=True))
@@ -254,7 +276,7 @@ class AccountEditableIn(InputSerializer):
     productId = serializers.UUIDField(source="product_id", required=False, allow_null=True)
     allowSending = StrictBooleanField(source="allow_sending", required=False)
     allowReceiving = StrictBooleanField(source="allow_receiving", required=False)
-    status = StatusField(required=False)
+    status = AccountStatusField(required=False)
     metadata = MetadataField(required=False)
     overdraftLimit = OverdraftLimitIn(source="overdraft_limit", required=False)
 

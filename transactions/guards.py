@@ -17,10 +17,12 @@ from django.db import connection
 from instruments.models import Instrument
 from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.locking import ledger_key, lock_ledger_active
-from organizations.models import Account
+from organizations.models import ACCOUNT_STATUSES, Account
 from transactions.money import CREDIT, DEBIT
 
-BLOCKED_STATUSES = frozenset({"BLOCKED", "002", "INACTIVE"})
+# The account statuses that let an account send (be debited) and receive (be credited).
+SENDING_STATUSES = frozenset(code for code, status in ACCOUNT_STATUSES.items() if status.sends)
+RECEIVING_STATUSES = frozenset(code for code, status in ACCOUNT_STATUSES.items() if status.receives)
 
 
 def instrument_missing(asset: str) -> LedgerError:
@@ -38,11 +40,19 @@ def check_account(account: Account, direction: str, asset: str) -> None:
             ErrorCode.MISMATCHED_ASSET_CODE,
             f"Account {account.alias} holds {account.asset_code}, not {asset}.",
         )
-    if account.deleted_at is not None or account.status_code in BLOCKED_STATUSES:
-        if account.deleted_at is not None:
-            check_instrument(account, asset)
+    if account.deleted_at is not None:
+        check_instrument(account, asset)
         raise LedgerError(
-            ErrorCode.ACCOUNT_STATUS_RESTRICTION, f"Account {account.alias} is deleted or blocked."
+            ErrorCode.ACCOUNT_STATUS_RESTRICTION, f"Account {account.alias} is deleted."
+        )
+    allowed = SENDING_STATUSES if direction == DEBIT else RECEIVING_STATUSES
+    if account.status_code not in allowed:
+        status = ACCOUNT_STATUSES.get(account.status_code)
+        raise LedgerError(
+            ErrorCode.ACCOUNT_STATUS_RESTRICTION,
+            f"Account {account.alias} has the status {account.status_code}, which "
+            f"{status.effect if status else 'is not an account status'}: it may not "
+            f"{'send' if direction == DEBIT else 'receive'}.",
         )
     if direction == DEBIT and not account.allow_sending:
         raise LedgerError(
