@@ -13,8 +13,8 @@ from templates_dsl.models import TransactionTemplate
 
 
 class TemplateTextIn(InputSerializer):
-    """Template text as JSON, ``{"dsl": "<text>"}``: the body a generated client sends where
-    its generator cannot send a ``text/plain`` one."""
+    """Template text as a JSON object, ``{"dsl": "<text>"}`` (a JSON string is the text too):
+    what a generated client sends, its generator sending no ``text/plain`` body as it is."""
 
     dsl = serializers.CharField(
         max_length=MAX_TEMPLATE_BYTES, trim_whitespace=False, help_text="The template text."

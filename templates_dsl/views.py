@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ledgerproject.api.pagination import KeysetPage
-from ledgerproject.api.schema import COMMON_ERRORS, error_responses, page_parameters
+from ledgerproject.api.schema import COMMON_ERRORS, TextOr, error_responses, page_parameters
 from ledgerproject.api.serializers import validated
 from ledgerproject.api.views import ScopedAPIView
 from ledgerproject.errors import ErrorCode, LedgerError
@@ -40,12 +40,20 @@ UPLOAD = {
     "required": ["dsl"],
     "additionalProperties": False,
 }
+# The schema names the text and its JSON form; any other Content-Type and a multipart upload
+# are read too (``template_text``), and said in the operations' descriptions. A third media type
+# here would break clients made by openapi-python-client 0.29 (a required body of several
+# types is typed ``| Unset`` without importing ``Unset``: the module does not import).
 TEXT_BODY = {
     "text/plain": {"type": "string", "minLength": 1},
-    "application/json": TemplateTextIn,
-    "multipart/form-data": UPLOAD,
-    "application/octet-stream": {"type": "string", "format": "binary", "minLength": 1},
+    "application/json": TextOr(TemplateTextIn, "The template text, as a JSON string."),
 }
+BODY_FORMS = (
+    "The body is the template text whatever its Content-Type (text/plain, "
+    "application/octet-stream, none); or, with Content-Type application/json, the text as a "
+    'JSON string or `{"dsl": "<text>"}`; or a multipart/form-data upload whose one part '
+    "(named `dsl`, or the only file part) is the text."
+)
 ERRORS = error_responses(*COMMON_ERRORS, 409)
 
 
@@ -110,15 +118,16 @@ def uploaded_text(request: Request) -> str:
 
 
 def template_text(request: Request) -> str:
-    """The template text of a request, in any of its three forms. A JSON Content-Type with a
-    body that is not an object is read as text, as before there was a JSON form: template text
-    never starts with ``{``."""
+    """The template text of a request, in any of its forms. With a JSON Content-Type, a body
+    that is a JSON object or string is the JSON form; any other is read as text, as before
+    there was a JSON form (template text never starts with ``{`` or ``"``)."""
     raw = request._request.body
     media = media_type(request)
     if media == "multipart/form-data":
         return uploaded_text(request)
-    if media == "application/json" and raw.lstrip()[:1] == b"{":
-        text = validated(TemplateTextIn, request.data)["dsl"]
+    if media == "application/json" and raw.lstrip()[:1] in (b"{", b'"'):
+        data = request.data
+        text = data if isinstance(data, str) else validated(TemplateTextIn, data)["dsl"]
         return checked_text(text.encode())
     return checked_text(raw)
 
@@ -157,6 +166,7 @@ class TemplateCollection(TemplateView):
 
     @extend_schema(
         operation_id="transaction_templates_create",
+        description=f"Store a template. {BODY_FORMS}",
         request=TEXT_BODY,
         responses={(201, "text/plain"): TEMPLATE_TEXT, **ERRORS},
     )
@@ -174,7 +184,11 @@ class TemplateByType(TemplateView):
 
 
 class TemplateItem(TemplateByType):
-    @extend_schema(request=TEXT_BODY, responses={(200, "text/plain"): TEMPLATE_TEXT, **ERRORS})
+    @extend_schema(
+        description=f"Replace a template's text (its code stays). {BODY_FORMS}",
+        request=TEXT_BODY,
+        responses={(200, "text/plain"): TEMPLATE_TEXT, **ERRORS},
+    )
     def put(self, request: Request, *args: Any, **kwargs: Any) -> Any:
         text = self.body_text(request)
         template = selectors.template_get(self.ledger, kwargs["code"], removed_is_error=True)

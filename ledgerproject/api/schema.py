@@ -3,6 +3,7 @@ list parameters and the error envelope, derived from what each view declares."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import django_filters
@@ -140,6 +141,15 @@ def date_parameter(name: str, description: str) -> Any:
     return OpenApiParameter(name, DATE_OR_TIMESTAMP_SCHEMA, description=description)
 
 
+@dataclass(frozen=True)
+class TextOr:
+    """A JSON request body that is a string or the ``serializer``'s object (template text is
+    ``"<text>"`` or ``{"dsl": "<text>"}``): ``oneOf`` the two, the object a named component."""
+
+    serializer: Any
+    description: str = ""
+
+
 class StrictIntegerSchema(OpenApiSerializerFieldExtension):
     """A ``StrictIntegerField``: an int64 with the field's own bounds."""
 
@@ -206,6 +216,14 @@ class LedgerAutoSchema(AutoSchema):
         if body is not None and isinstance(self.get_request_serializer(), dict):
             body["required"] = True
         return body
+
+    def _get_request_for_media_type(self, serializer: Any, direction: Any = "request") -> Any:
+        if not isinstance(serializer, TextOr):
+            return super()._get_request_for_media_type(serializer, direction)
+        component, _ = super()._get_request_for_media_type(serializer.serializer, direction)
+        text = {"type": "string", "minLength": 1, "pattern": NO_NUL}
+        text["description"] = serializer.description
+        return {"oneOf": [text, component]}, True
 
     def _get_response_headers_for_code(self, status_code: Any, direction: Any = "response") -> Any:
         """Every keyset-paged list (one that takes ``cursor``) answers the next page's place

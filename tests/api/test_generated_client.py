@@ -1,12 +1,16 @@
 """A client generated from the served schema by openapi-python-client (pinned), built in a
 temporary directory by the test (never committed), runs the walkthrough against a live
 gunicorn: organization -> ledger -> instrument -> accounts -> template -> posting (stored
-template, then inline JSON) -> balance, and reads an error in the envelope."""
+template, then inline JSON) -> balance, and reads an error in the envelope. On the way, the
+calls docs/CLIENTS.md gives for what generated clients trip over: a template sent as JSON, the
+template list as text and as JSON, one idempotency argument and its replay, pages followed by
+X-Next-Cursor, and template text uploaded as multipart."""
 
 from __future__ import annotations
 
 import importlib
 import io
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +23,11 @@ from tests.live import live_service
 from tests.transactions.conftest import FUND
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+
+OTHER = FUND.replace("(code FUND)", "(code OTHER)")
+UPLOAD = """(transaction-template v1 (chart-of-accounts-group-name PIX) (code PIX)
+  (send BRL 100|2 (source (from @alice :amount BRL 100|2)))
+  (distribute (to @bob :amount BRL 100|2)))"""
 
 
 def generate(base: str, out: Path) -> Any:
@@ -80,18 +89,46 @@ def test_a_generated_client_runs_the_walkthrough(tmp_path):
             assert made.parsed.balance.available == 0
         template = call(
             "transaction_templates_create", *where,
-            body=types.File(payload=io.BytesIO(FUND.encode()), mime_type="text/plain"),
+            body=models.TemplateTextInRequest(dsl=FUND),
         )  # fmt: skip
-        assert template.status_code == 201, template.content
+        assert (template.status_code, template.parsed) == (201, FUND), template.content
+        other = call("transaction_templates_create", *where, body=OTHER)  # a JSON string
+        assert other.status_code == 201, other.content
+        plain = call("transaction_templates_list", *where)
+        assert plain.parsed == f"({FUND}, {OTHER})"
+        json_client = generated.AuthenticatedClient(
+            base_url=live.base, token=live.token, headers={"Accept": "application/json"}
+        )
+        listed = importlib.import_module(
+            "ledger_client.api.organizations.transaction_templates_list"
+        ).sync_detailed(*where, client=json_client, limit=1)
+        [fund] = [models.TemplateOut.from_dict(item) for item in json.loads(listed.content)]
+        assert fund.code == "FUND"
+        assert listed.headers["X-Next-Cursor"]
+        body = models.TransactionInRequest.from_dict(
+            {"transactionTypeCode": "FUND", "variables": {"amount": 1500, "account": "@alice"}}
+        )
         posted = call(
             "organizations_ledgers_transactions_create", *where,
-            body=models.TransactionInRequest.from_dict(
-                {"transactionTypeCode": "FUND", "variables": {"amount": 1500, "account": "@alice"}}
-            ),
-            idempotencyKey="walkthrough-1",
+            body=body, idempotency_key="walkthrough-1",
         )  # fmt: skip
         assert posted.status_code == 201, posted.content
         assert (posted.parsed.type_, posted.parsed.status) == ("FUND", "SENT")
+        assert posted.parsed.description == "Deposit"
+        replayed = call(
+            "organizations_ledgers_transactions_create", *where,
+            body=body, idempotency_key="walkthrough-1",
+        )  # fmt: skip
+        assert (replayed.status_code, replayed.headers["Idempotent-Replayed"]) == (201, "true")
+        assert replayed.parsed.id == posted.parsed.id
+        uploaded = call(
+            "transactions_inline_dsl", *where,
+            body=models.TransactionsInlineDslFilesBody(
+                dsl=types.File(payload=io.BytesIO(UPLOAD.encode()), file_name="payment.tmpl")
+            ),
+        )  # fmt: skip
+        assert uploaded.status_code == 201, uploaded.content
+        assert uploaded.parsed.amount.amount == 100
         inline = requests.post(  # the inline JSON body, through the generated model's keys
             f"{live.base}/v1/organizations/{org_id}/ledgers/{ledger_id}/transactions/json",
             json=_inline_payment(),
@@ -101,11 +138,19 @@ def test_a_generated_client_runs_the_walkthrough(tmp_path):
         assert inline.status_code == 201, inline.content
         by_alias = call("accounts_by_alias", *where, "@alice")
         assert by_alias.status_code == 200, by_alias.content
-        assert by_alias.parsed.balance.available == 1500 - 400
+        assert by_alias.parsed.balance.available == 1500 - 400 - 100
+        aliases, cursor = [], types.UNSET
+        while True:
+            page = call("organizations_ledgers_accounts_list", *where, limit=1, cursor=cursor)
+            aliases += [account.alias for account in page.parsed]
+            if "X-Next-Cursor" not in page.headers:
+                break
+            cursor = page.headers["X-Next-Cursor"]
+        assert aliases == ["@external/BRL", "@alice", "@bob"]
         balances = call("organizations_ledgers_balances_list", *where, alias="@bob")
         assert balances.status_code == 200, balances.content
         [bob] = balances.parsed
-        assert (bob.available, bob.scale) == (400, 2)
+        assert (bob.available, bob.scale) == (500, 2)
         refused = call("accounts_by_alias", *where, "@nobody")
         assert refused.status_code == 404
         assert refused.parsed.code == "0007"

@@ -77,16 +77,17 @@ def test_a_template_body_is_required_and_not_empty(schema):
         body = schema["paths"][LEDGER + path][method]["requestBody"]
         assert body["required"] is True, (path, body)
         content = body["content"]
+        assert list(content) == ["text/plain", "application/json"]
         assert content["text/plain"]["schema"]["minLength"] == 1
-        assert content["application/octet-stream"]["schema"]["minLength"] == 1
-        assert content["application/json"]["schema"] == {
-            "$ref": "#/components/schemas/TemplateTextInRequest"
-        }
-        assert content["multipart/form-data"]["schema"]["required"] == ["dsl"]
+        text, form = content["application/json"]["schema"]["oneOf"]
+        assert (text["type"], text["minLength"]) == ("string", 1)
+        assert form == {"$ref": "#/components/schemas/TemplateTextInRequest"}
     dsl = body_property(schema, "TemplateTextInRequest", "dsl")
     assert dsl["type"] == "string" and dsl["minLength"] == 1
     for path in ("/transactions/dsl", "/transactions/json"):
         assert schema["paths"][LEDGER + path]["post"]["requestBody"]["required"] is True
+    upload = schema["paths"][LEDGER + "/transactions/dsl"]["post"]["requestBody"]["content"]
+    assert upload["multipart/form-data"]["schema"]["required"] == ["dsl"]
 
 
 def test_a_posting_documents_what_it_answers(schema, book):

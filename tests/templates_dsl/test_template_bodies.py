@@ -4,6 +4,8 @@ since neither openapi-python-client nor openapi-fetch sends a ``text/plain`` bod
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.conftest import assert_error
@@ -27,6 +29,19 @@ def test_it_stores_a_template_sent_as_json(book):
     put = book.api.put(f"{url}/SIMPLE", {"dsl": replaced})
     assert put.status_code == 200, put.content
     assert book.api.get(f"{url}/SIMPLE").content.decode() == replaced
+
+
+def test_it_stores_a_template_sent_as_a_json_string(book):
+    """What openapi-fetch sends for a string body by default (JSON.stringify), and
+    openapi-python-client for ``body=text``."""
+    url = f"{book.url}/transaction-templates"
+    response = book.api.post(url, json.dumps(SIMPLE), content_type="application/json")
+    assert response.status_code == 201, response.content
+    assert response.content.decode() == SIMPLE
+    put = book.api.put(f"{url}/SIMPLE", json.dumps(SIMPLE + ";"), content_type="application/json")
+    assert (put.status_code, put.content.decode()) == (200, SIMPLE + ";")
+    assert_error(book.api.post(url, '"  "', content_type="application/json"), 400, "0049")
+    assert_error(book.api.post(url, '"\\u0000"', content_type="application/json"), 400, "0047")
 
 
 def test_the_json_form_is_refused_as_json_bodies_are(book):
