@@ -62,12 +62,20 @@ class AddressIn(InputSerializer):
 
 
 class AddressOut(serializers.Serializer):
+    """The address as it was sent: the fields it holds, and no others (``line2`` is null only
+    when the client sent null)."""
+
     line1 = serializers.CharField(required=False)
     line2 = serializers.CharField(required=False, allow_null=True)
     zipCode = serializers.CharField(required=False)
     city = serializers.CharField(required=False)
     state = serializers.CharField(required=False)
     country = serializers.CharField(required=False)
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        # DRF renders a missing field that allows null as null; the address is a stored dict.
+        data: dict[str, Any] = super().to_representation(instance)
+        return {name: value for name, value in data.items() if name in instance}
 
 
 class OrganizationOut(TimestampsOut):
