@@ -82,6 +82,8 @@ if env_bool("SECURE_PROXY_SSL_HEADER"):
 
 INSTALLED_APPS = [
     "ledgerproject.apps.LedgerAdminConfig",
+    # Before django.contrib.auth: its changepassword command stands in for Django's.
+    "organizations",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -92,7 +94,6 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "outbox",
-    "organizations",
     "instruments",
     "templates_dsl",
     "transactions",

@@ -30,13 +30,10 @@ def has_terminal() -> bool:
 
 
 class Command(changepassword.Command):
-    def execute(self, *args: Any, **options: Any) -> str | None:
+    def handle(self, *args: Any, **options: Any) -> str:
         if not has_terminal():
             raise CommandError(NO_TERMINAL)
-        return super().execute(*args, **options)
-
-    def _get_pass(self, prompt: str = "Password: ") -> str:
         try:
-            return super()._get_pass(prompt)  # type: ignore[misc]  # not in django-stubs
+            return super().handle(*args, **options)
         except EOFError:
             raise CommandError("aborted") from None
