@@ -28,18 +28,6 @@ TEXT = "text/plain; charset=utf-8"
 TEMPLATE_TEXT = OpenApiResponse(
     {"type": "string"}, description="Template text (text/plain; charset=utf-8)."
 )
-UPLOAD = {
-    "type": "object",
-    "properties": {
-        "dsl": {
-            "type": "string",
-            "format": "binary",
-            "description": "The template text, as a file part (`curl -F dsl=@payment.tmpl`).",
-        }
-    },
-    "required": ["dsl"],
-    "additionalProperties": False,
-}
 # The schema names the text and its JSON form; any other Content-Type and a multipart upload
 # are read too (``template_text``), and said in the operations' descriptions. A third media type
 # here would break clients made by openapi-python-client 0.29 (a required body of several

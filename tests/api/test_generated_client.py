@@ -4,12 +4,11 @@ gunicorn: organization -> ledger -> instrument -> accounts -> template -> postin
 template, then inline JSON) -> balance, and reads an error in the envelope. On the way, the
 calls docs/CLIENTS.md gives for what generated clients trip over: a template sent as JSON, the
 template list as text and as JSON, one idempotency argument and its replay, pages followed by
-X-Next-Cursor, and template text uploaded as multipart."""
+X-Next-Cursor, and template text with its variables in the JSON form of transactions/dsl."""
 
 from __future__ import annotations
 
 import importlib
-import io
 import json
 import subprocess
 import sys
@@ -25,9 +24,10 @@ from tests.transactions.conftest import FUND
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 OTHER = FUND.replace("(code FUND)", "(code OTHER)")
-UPLOAD = """(transaction-template v1 (chart-of-accounts-group-name PIX) (code PIX)
-  (send BRL 100|2 (source (from @alice :amount BRL 100|2)))
-  (distribute (to @bob :amount BRL 100|2)))"""
+INLINE = """(transaction-template v1 (chart-of-accounts-group-name PIX) (code PIX)
+  (description "Pay $amount")
+  (send BRL $amount|2 (source (from @alice :amount BRL $amount|2)))
+  (distribute (to @bob :amount BRL $amount|2)))"""
 
 
 def generate(base: str, out: Path) -> Any:
@@ -121,14 +121,12 @@ def test_a_generated_client_runs_the_walkthrough(tmp_path):
         )  # fmt: skip
         assert (replayed.status_code, replayed.headers["Idempotent-Replayed"]) == (201, "true")
         assert replayed.parsed.id == posted.parsed.id
-        uploaded = call(
+        inline = call(
             "transactions_inline_dsl", *where,
-            body=models.TransactionsInlineDslFilesBody(
-                dsl=types.File(payload=io.BytesIO(UPLOAD.encode()), file_name="payment.tmpl")
-            ),
+            body=models.InlineDslInRequest.from_dict({"dsl": INLINE, "variables": {"amount": 100}}),
         )  # fmt: skip
-        assert uploaded.status_code == 201, uploaded.content
-        assert uploaded.parsed.amount.amount == 100
+        assert inline.status_code == 201, inline.content
+        assert inline.parsed.description == "Pay 1.00 BRL"
         inline = requests.post(  # the inline JSON body, through the generated model's keys
             f"{live.base}/v1/organizations/{org_id}/ledgers/{ledger_id}/transactions/json",
             json=_inline_payment(),
