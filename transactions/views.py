@@ -15,7 +15,7 @@ from ledgerproject.api.exceptions import api_error_for
 from ledgerproject.api.filters import known_filters, run_filterset
 from ledgerproject.api.pagination import KeysetPage
 from ledgerproject.api.renderers import json_response
-from ledgerproject.api.schema import date_parameter
+from ledgerproject.api.schema import TextOr, date_parameter
 from ledgerproject.api.serializers import validated
 from ledgerproject.api.views import ScopedAPIView
 from ledgerproject.errors import ErrorCode, LedgerError
@@ -172,29 +172,42 @@ def post_one(ledger: Any, request: Request, data: dict[str, Any], body: Any) -> 
 class TransactionInlineDsl(PostsFromCopies):
     """``POST .../transactions/dsl``: a posting whose template is in the request, as
     template-language text. ``text/plain`` (or no Content-Type): the body is the text and the
-    template uses no variables; ``multipart/form-data``: the same text as the upload's part
-    named ``dsl`` or its one file part (``curl -F dsl=@payment.tmpl``, as Midaz clients send
-    it); ``application/json``: ``{"dsl": text, "variables": {...}}`` plus the options of any
-    posting."""
+    template uses no variables; so too a JSON string of the text, and a ``multipart/form-data``
+    upload's part named ``dsl`` or its one file part (``curl -F dsl=@payment.tmpl``, as Midaz
+    clients send it); ``application/json``: ``{"dsl": text, "variables": {...}}`` plus the
+    options of any posting."""
 
     @extend_schema(
         operation_id="transactions_inline_dsl",
         # The upload is left out of the schema (the description says it): a generated client
         # would offer it beside the JSON form, which does all it does and more, and a schema
         # fuzzer would send the JSON form's options as parts.
-        request={"application/json": InlineDslIn, "text/plain": inline_schema.DSL_TEXT},
+        request={
+            "application/json": TextOr(InlineDslIn, "The template text, as a JSON string."),
+            "text/plain": inline_schema.DSL_TEXT,
+        },
         parameters=POST_PARAMS,
         responses=POST_RESPONSES,
     )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
         media = media_type(request)
-        if media == "application/json":
+        if media == "application/json" and not isinstance(request.data, str):
             data = validated(InlineDslIn, request.data)
             text, body = data.pop("dsl"), request.data
         else:
-            text = uploaded_text(request) if media == "multipart/form-data" else text_body(request)
-            data, body = {}, {"dsl": text}
+            text, data = _dsl_text(request, media), {}
+            body = {"dsl": text}
         return post_one(self.ledger, request, {**data, "inline": template_from_text(text)}, body)
+
+
+def _dsl_text(request: Request, media: str) -> str:
+    """The text of ``transactions/dsl``'s forms without variables: the body, a JSON string, or
+    an upload."""
+    if media == "application/json":
+        return checked_text(str(request.data).encode())
+    if media == "multipart/form-data":
+        return uploaded_text(request)
+    return text_body(request)
 
 
 class TransactionInlineJson(PostsFromCopies):

@@ -81,13 +81,16 @@ DATE_OR_TIMESTAMP_SCHEMA = {
 }
 
 
+PAGE_CURSOR = "Opaque cursor from the Link or X-Next-Cursor header."
 NEXT_CURSOR_HEADER = "X-Next-Cursor"
-PAGE_HEADERS = {
+LINK_HEADER = {
     "Link": {
         "schema": {"type": "string"},
         "description": 'When more items exist: `<absolute URL of the next page>; rel="next"` '
         "(RFC 8288).",
-    },
+    }
+}
+NEXT_CURSOR = {
     NEXT_CURSOR_HEADER: {
         "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]+$"},
         "description": "When more items exist: the next page's `cursor`, the same value the "
@@ -104,9 +107,7 @@ def page_parameters() -> list[Any]:
     """``limit``, ``cursor`` and ``sort_order``: how every list pages."""
     return [
         limit_parameter(),
-        OpenApiParameter(
-            "cursor", CURSOR_SCHEMA, description="Opaque cursor from the Link header."
-        ),
+        OpenApiParameter("cursor", CURSOR_SCHEMA, description=PAGE_CURSOR),
         OpenApiParameter("sort_order", str, enum=["asc", "desc"]),
     ]
 
@@ -227,19 +228,27 @@ class LedgerAutoSchema(AutoSchema):
 
     def _get_response_headers_for_code(self, status_code: Any, direction: Any = "response") -> Any:
         """Every keyset-paged list (one that takes ``cursor``) answers the next page's place
-        when there is one: ``Link`` (RFC 8288) and the bare cursor, ``X-Next-Cursor``."""
+        in ``Link`` (RFC 8288) when there is one; those paged by ``pagination.KeysetPage``
+        (their ``cursor`` is ``page_parameters``') answer the bare cursor in ``X-Next-Cursor``
+        too. The event lists page by their events' own cursors and do not."""
         headers = super()._get_response_headers_for_code(status_code, direction)
-        if str(status_code) == "200" and self.method == "GET" and self._is_keyset_paged():
-            headers = {**PAGE_HEADERS, **headers}
-        return headers
-
-    def _is_keyset_paged(self) -> bool:
-        return any(
-            isinstance(p, OpenApiParameter)
-            and p.name == "cursor"
-            and p.location == OpenApiParameter.QUERY
-            for p in self.get_override_parameters()
+        if str(status_code) != "200" or self.method != "GET":
+            return headers
+        cursor = next(
+            (
+                p
+                for p in self.get_override_parameters()
+                if isinstance(p, OpenApiParameter)
+                and p.name == "cursor"
+                and p.location == OpenApiParameter.QUERY
+            ),
+            None,
         )
+        if cursor is not None:
+            headers = {**LINK_HEADER, **headers}
+        if cursor is not None and cursor.description == PAGE_CURSOR:
+            headers = {**headers, **NEXT_CURSOR}
+        return headers
 
     def _view_kind(self) -> str | None:
         from ledgerproject.api.views import CollectionView, ItemView

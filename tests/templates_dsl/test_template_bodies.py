@@ -1,6 +1,7 @@
-"""A template's text in JSON, ``{"dsl": "<text>"}``, wherever template text is taken (stored
-templates' POST and PUT, ``POST .../transactions/dsl``): the body a generated client sends,
-since neither openapi-python-client nor openapi-fetch sends a ``text/plain`` body as is."""
+"""A template's text in JSON, a JSON string or ``{"dsl": "<text>"}``, wherever template text is
+taken (stored templates' POST and PUT, ``POST .../transactions/dsl``): the body a generated
+client sends, since neither openapi-python-client nor openapi-fetch sends a ``text/plain`` body
+as it is."""
 
 from __future__ import annotations
 
@@ -42,6 +43,16 @@ def test_it_stores_a_template_sent_as_a_json_string(book):
     assert (put.status_code, put.content.decode()) == (200, SIMPLE + ";")
     assert_error(book.api.post(url, '"  "', content_type="application/json"), 400, "0049")
     assert_error(book.api.post(url, '"\\u0000"', content_type="application/json"), 400, "0047")
+
+
+def test_transactions_dsl_takes_the_text_as_a_json_string_too(book):
+    text = FUND.replace("$amount", "5").replace("$account", "@bob")
+    url = f"{book.url}/transactions/dsl"
+    response = book.api.post(url, json.dumps(text), content_type="application/json")
+    assert response.status_code == 201, response.content
+    assert (response.json()["inline"], book.available("@bob")) == (True, 5)
+    assert_error(book.api.post(url, json.dumps(FUND), content_type="application/json"), 400, "0009")
+    assert_error(book.api.post(url, "[]", content_type="application/json"), 400, "0047")
 
 
 def test_the_json_form_is_refused_as_json_bodies_are(book):
