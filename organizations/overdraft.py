@@ -2,9 +2,11 @@
 
 The limit lives on the balance row, at the balance's own scale, so that the database check
 (``available >= -overdraft_limit``) and the balance book compare two integers of one scale:
-exactly. A limit given at a larger scale than the balance's raises the balance's scale (an exact
-rescaling of available and onHold, not a change of value); one given at a smaller scale is
-rescaled up to the balance's. External accounts have no limit: they are unbounded."""
+exactly. A limit keeps the scale it was given: one at a larger scale than the balance's raises
+the balance's scale (an exact rescaling of available and onHold, not a change of value), as a
+posting at that scale would; one at a smaller scale is rescaled up to the balance's. So a limit
+of 25.00 sent as 2500 at scale 2 is answered as 2500 at scale 2, never as 25 at scale 0.
+External accounts have no limit: they are unbounded."""
 
 from __future__ import annotations
 
@@ -41,8 +43,6 @@ def overdraft_set(*, account: Account, amount: int | None, scale: int | None) ->
         balance = Balance.objects.select_for_update().get(
             organization_id=account.organization_id, account_id=account.pk
         )
-        while scale > balance.scale and amount % 10 == 0:
-            amount, scale = amount // 10, scale - 1
         top = max(scale, balance.scale)
         available = rescale(balance.available, balance.scale, top)
         on_hold = rescale(balance.on_hold, balance.scale, top)

@@ -42,6 +42,9 @@ def statement_of(account: Account) -> QuerySet[Operation]:
 
 
 def balance_at(account: Account, at: dt.datetime) -> dict[str, int]:
+    """The balance as it was at ``at``, at the scale it had then: its last operation's
+    ``balanceAfter``. Before any operation it was zero, at the scale the first operation found
+    it at (an overdraft limit may have raised it), or, with no operation yet, its scale now."""
     last = (
         Operation.objects.filter(account_id=account.pk, created_at__lte=at)
         .order_by("-balance_version")
@@ -49,7 +52,21 @@ def balance_at(account: Account, at: dt.datetime) -> dict[str, int]:
         .first()
     )
     if last is None:
-        return {"available": 0, "onHold": 0, "scale": 0}
+        first = (
+            Operation.objects.filter(account_id=account.pk)
+            .order_by("balance_version")
+            .values_list("balance_scale", flat=True)
+            .first()
+        )
+        if first is None:
+            first = (
+                Balance.objects.filter(
+                    organization_id=account.organization_id, account_id=account.pk
+                )
+                .values_list("scale", flat=True)
+                .first()
+            )
+        return {"available": 0, "onHold": 0, "scale": first or 0}
     return {
         "available": last["balance_available_after"],
         "onHold": last["balance_on_hold_after"],

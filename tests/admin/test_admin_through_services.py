@@ -104,7 +104,7 @@ def test_the_overdraft_limit_is_set_through_the_service_and_refused_like_the_api
     response = _change(admin_client, "organizations/account", account, overdraft_limit="2.50")
     assert response.status_code == 302, _errors(response)
     account.balance.refresh_from_db()
-    assert (account.balance.overdraft_limit, account.balance.scale) == (25, 1)  # 2.50
+    assert (account.balance.overdraft_limit, account.balance.scale) == (250, 2)  # 2.50
     pay = {"amount": 200, "fee": 0, "source": "@bob", "destination": "@alice"}
     posted = book.post({"transactionTypeCode": "PAYMENT_WITH_FEE", "variables": pay})
     assert posted.status_code == 201, posted.content

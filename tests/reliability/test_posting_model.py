@@ -312,9 +312,7 @@ class PostingMachine(RuleBasedStateMachine):
         if account.external:
             self.expect(response, 422, "0074")
             return
-        limit = Fraction(amount, 10**scale)
-        while scale > account.scale and amount % 10 == 0:
-            amount, scale = amount // 10, scale - 1
+        limit = Fraction(amount, 10**scale)  # at the scale it was given (docs/API.md)
         top = 10 ** max(account.scale, scale)
         values = (account.available, account.on_hold, limit)
         if account.available < -limit or not all(in_range(int(v * top)) for v in values):

@@ -48,8 +48,8 @@ def _check(book):
 def test_it_lets_an_account_go_down_to_minus_its_limit_and_no_further(book):
     book.post_template(PAY)
     carol = book.account("@carol", overdraftLimit={"amount": 500, "scale": 2})
-    assert carol["balance"] == {"available": 0, "onHold": 0, "scale": 0}
-    assert carol["overdraftLimit"] == {"amount": 5, "scale": 0}
+    assert carol["balance"] == {"available": 0, "onHold": 0, "scale": 2}
+    assert carol["overdraftLimit"] == {"amount": 500, "scale": 2}
     assert _pay(book, 300, source="@carol").status_code == 201
     body = assert_error(_pay(book, 201, source="@carol"), 422, "0018")
     assert "overdraft" in body["description"]

@@ -105,11 +105,11 @@ def test_an_accounts_balances(book):
 
 
 def test_a_balance_shows_its_overdraft_limit(book):
-    """The limit at the balance's scale (an empty balance is at scale 0, so 25.00 is 25);
-    external balances are unbounded (null)."""
+    """The limit keeps the scale it was given (25.00 stays 2500 at scale 2, raising the empty
+    balance's scale to 2); external balances are unbounded (null)."""
     book.account("@carol", overdraftLimit={"amount": 2500, "scale": 2})
     rows = {row["alias"]: row for row in book.api.get(f"{book.url}/balances").json()}
-    assert rows["@carol"]["overdraftLimit"] == {"amount": 25, "scale": rows["@carol"]["scale"]}
-    assert rows["@carol"]["scale"] == 0
+    assert rows["@carol"]["overdraftLimit"] == {"amount": 2500, "scale": rows["@carol"]["scale"]}
+    assert rows["@carol"]["scale"] == 2
     assert rows["@alice"]["overdraftLimit"]["amount"] == 0
     assert rows["@external/BRL"]["overdraftLimit"] is None
