@@ -1,6 +1,7 @@
 """Transaction-template endpoints. A template's text comes as the body itself whatever the
-Content-Type, as JSON ``{"dsl": "<text>"}``, or as the one part of a ``multipart/form-data``
-upload (``template_text``); answers with template text are ``text/plain; charset=utf-8``."""
+Content-Type, as JSON (a string, or ``{"dsl": "<text>"}``), or as the one part of a
+``multipart/form-data`` upload (``template_text``); answers with template text are
+``text/plain; charset=utf-8``."""
 
 from __future__ import annotations
 
