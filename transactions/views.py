@@ -3,6 +3,7 @@ account statements and balances, and charts. Thin: parse, call a service or sele
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.http import HttpResponse
@@ -321,7 +322,9 @@ class TransactionCommit(TransactionAction):
     )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         pk = parse_id(kwargs["transaction_id"], "transaction")
-        data = validated(CommitIn, request.data if request.data else {})
+        # No body is no change of amount; a body must be an object (``null`` is not one).
+        body = request.data
+        data = validated(CommitIn, {} if isinstance(body, Mapping) and not body else body)
         amount = None
         if "amount" in data:
             amount = states.Amount(data["amount"], data.get("scale"))

@@ -104,18 +104,38 @@ def refuse_nul_characters(request: Request) -> None:
 # appear (tests/api/test_empty_query_values.py holds these against the schema's parameters).
 DATE_PARAMETERS = frozenset({"at", "beginDate", "endDate"})
 ID_PARAMETERS = frozenset({"ledgerId", "parentTransactionId", "portfolioId", "productId"})
+# Switches (``?dryRun=true``): true or false, nothing else, so that a misspelt dryRun never
+# posts for real. And parameters with a value from a fixed set or a number: never empty.
+FLAG_PARAMETERS = frozenset({"dryRun", "deleted", "nonZero"})
+FLAG_VALUES = frozenset({"true", "false", "1", "0"})
+NOT_EMPTY_PARAMETERS = frozenset({"limit", "sort_order"})
 
 
 def refuse_empty_values(request: Request) -> None:
     """An empty date or id (``?at=``, ``?ledgerId=``) is a malformed one, refused with the code a
-    malformed one gets (0077, 0082). django-filter and a view's ``if raw:`` would take it for
+    malformed one gets (0077, 0082); so is an empty limit or sort order, and a switch that is
+    neither true nor false. django-filter and a view's ``if raw:`` would take it for
     an absent parameter and answer everything, or at the current time, instead."""
     params = request.query_params
     if not params:
         return
     for name, values in params.lists():
+        if name in FLAG_PARAMETERS and any(v.lower() not in FLAG_VALUES for v in values):
+            message = "true or false."
+            raise LedgerError(
+                ErrorCode.INVALID_QUERY_PARAMETER,
+                f"Invalid query parameters: {name}: {message}",
+                fields={name: message},
+            )
         if "" not in values:
             continue
+        if name in NOT_EMPTY_PARAMETERS:
+            message = "an empty value is not one."
+            raise LedgerError(
+                ErrorCode.INVALID_QUERY_PARAMETER,
+                f"Invalid query parameters: {name}: {message}",
+                fields={name: message},
+            )
         if name in DATE_PARAMETERS:
             parse_timestamp("", field=name)
         if name in ID_PARAMETERS:

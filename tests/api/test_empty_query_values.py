@@ -80,3 +80,33 @@ def test_every_date_or_id_query_parameter_of_the_schema_is_known(anon, db):
                     found[kind].add(parameter["name"])
     assert found["date"] == DATE_PARAMETERS
     assert found["id"] == ID_PARAMETERS
+
+
+def test_a_switch_is_true_or_false_and_a_misspelt_dry_run_posts_nothing(book):
+    posted = book.api.get(f"{book.url}/transactions").json()
+    body = {"transactionTypeCode": "FUND", "variables": {"amount": 1, "account": "@alice"}}
+    for value in ("", "yes", "ture"):
+        refused = assert_error(book.api.post(f"{book.url}/transactions?dryRun={value}", body),
+                               400, "0082")  # fmt: skip
+        assert "dryRun" in refused["fields"]
+    assert book.api.get(f"{book.url}/transactions").json() == posted  # nothing was posted
+    for name, url in (("nonZero", f"{book.url}/balances"), ("deleted", f"{book.url}/accounts")):
+        for value in ("", "maybe"):
+            assert "fields" in assert_error(book.api.get(url, {name: value}), 400, "0082")
+        assert book.api.get(url, {name: "true"}).status_code == 200
+
+
+@pytest.mark.parametrize("name", ["limit", "sort_order"])
+def test_an_empty_limit_or_order_is_refused(api, ledger_url, name):
+    body = assert_error(api.get(f"{ledger_url}/accounts", {name: ""}), 400, "0082")
+    assert name in body["fields"]
+
+
+def test_a_commit_body_must_be_an_object(book):
+    book.fund("@alice", 1_000)
+    variables = {"amount": 100, "fee": 1, "source": "@alice", "destination": "@bob"}
+    held = book.post({"transactionTypeCode": "PAYMENT_HELD", "variables": variables})
+    assert held.status_code == 201, held.content
+    url = f"{book.url}/transactions/{held.json()['id']}/commit"
+    assert_error(book.api.post(url, "null", content_type="application/json"), 400, "0047")
+    assert book.api.post(url).status_code == 200  # no body: commit it all

@@ -30,7 +30,7 @@ def has_terminal() -> bool:
 
 
 class Command(changepassword.Command):
-    def handle(self, *args: Any, **options: Any) -> str:
+    def handle(self, *args: Any, **options: Any) -> str | None:
         if not has_terminal():
             raise CommandError(NO_TERMINAL)
         try:
