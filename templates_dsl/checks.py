@@ -39,7 +39,7 @@ def _size_problems(t: ast.Template) -> list[Problem]:
         problems.append(
             (
                 span,
-                f"more than {limits.MAX_LEGS} legs ; expected at most "
+                f"more than {limits.MAX_LEGS} legs; expected at most "
                 f"{limits.MAX_LEGS} legs (from and to) in one template",
             )
         )
@@ -53,7 +53,7 @@ def _size_problems(t: ast.Template) -> list[Problem]:
         problems.append(
             (
                 span,
-                f"more than {limits.MAX_VARIABLES} variables ; expected at most "
+                f"more than {limits.MAX_VARIABLES} variables; expected at most "
                 f"{limits.MAX_VARIABLES} variables in one template",
             )
         )
@@ -66,7 +66,7 @@ def _metadata_problems(t: ast.Template) -> list[Problem]:
     for index, (key, value) in enumerate(t.metadata):
         span = t.metadata_spans[index] if index < len(t.metadata_spans) else t.span
         if key in seen:
-            problems.append((span, f"duplicate metadata key '{key}' ; expected each key once"))
+            problems.append((span, f"duplicate metadata key '{key}'; expected each key once"))
         seen.add(key)
         if len(key) > MAX_METADATA_KEY_LENGTH:
             problems.append(
@@ -83,17 +83,17 @@ def _amount_problems(amount: ast.Amount, send: ast.Send | None) -> list[Problem]
     problems: list[Problem] = []
     for term in amount.terms:
         if term.literal is not None and not 0 <= term.literal <= ast.MAX_AMOUNT:
-            problems.append((term.span, f"amount {term.literal} ; expected 0 to {ast.MAX_AMOUNT}"))
+            problems.append((term.span, f"amount {term.literal}; expected 0 to {ast.MAX_AMOUNT}"))
     if send is None:
         if not 0 <= amount.scale <= MAX_SCALE:
             problems.append(
-                (amount.scale_span, f"scale {amount.scale} ; expected a scale from 0 to 18")
+                (amount.scale_span, f"scale {amount.scale}; expected a scale from 0 to 18")
             )
     elif amount.scale != send.amount.scale:
         problems.append(
             (
                 amount.scale_span,
-                f"scale {amount.scale} ; expected the send scale {send.amount.scale}",
+                f"scale {amount.scale}; expected the send scale {send.amount.scale}",
             )
         )
     return problems
@@ -101,7 +101,7 @@ def _amount_problems(amount: ast.Amount, send: ast.Send | None) -> list[Problem]
 
 def _asset_problems(asset: str | None, span: ast.Span, send: ast.Send) -> list[Problem]:
     if asset != send.asset:
-        return [(span, f"asset '{asset}' ; expected the send asset {send.asset}")]
+        return [(span, f"asset '{asset}'; expected the send asset {send.asset}")]
     return []
 
 
@@ -111,11 +111,11 @@ def _send_problems(send: ast.Send) -> list[Problem]:
         problems.append(
             (
                 send.asset_span,
-                f"asset '{send.asset}' ; expected an asset code of upper-case letters and digits",
+                f"asset '{send.asset}'; expected an asset code of upper-case letters and digits",
             )
         )
     if not send.sources:
-        problems.append((send.span, "(source) holds no (from ...) ; expected at least one"))
+        problems.append((send.span, "(source) holds no (from ...); expected at least one"))
     for source in send.sources:
         problems += _asset_problems(source.asset, source.asset_span, send)
         problems += _amount_problems(source.amount, send)
@@ -126,14 +126,14 @@ def _distribute_problems(distribute: ast.Distribute, send: ast.Send) -> list[Pro
     problems: list[Problem] = []
     if not distribute.tos and distribute.remaining is None:
         problems.append(
-            (distribute.span, "(distribute) holds no (to ...) ; expected at least one destination")
+            (distribute.span, "(distribute) holds no (to ...); expected at least one destination")
         )
     for to in distribute.tos:
         if to.remaining or to.amount is None:
             problems.append(
                 (
                     to.span,
-                    "':remaining' outside (distribute :remaining ...) ; "
+                    "':remaining' outside (distribute :remaining ...); "
                     "expected ':amount ASSET AMOUNT'",
                 )
             )
@@ -145,7 +145,7 @@ def _distribute_problems(distribute: ast.Distribute, send: ast.Send) -> list[Pro
         problems.append(
             (
                 remaining.span,
-                "a (to ... :amount ...) inside (distribute :remaining ...) ; "
+                "a (to ... :amount ...) inside (distribute :remaining ...); "
                 "expected (to ACCOUNT :remaining ...)",
             )
         )
@@ -170,7 +170,7 @@ def _variable_problems(t: ast.Template) -> list[Problem]:
             problems.append(
                 (
                     node.account.span,
-                    f"${name} is used both as an amount and as an account ; "
+                    f"${name} is used both as an amount and as an account; "
                     "expected a separate variable for each",
                 )
             )
@@ -187,7 +187,7 @@ def _variable_problems(t: ast.Template) -> list[Problem]:
                 problems.append(
                     (
                         span,
-                        f"undeclared variable {match.group()} in description ; expected {expected}",
+                        f"undeclared variable {match.group()} in description; expected {expected}",
                     )
                 )
     return problems

@@ -18,7 +18,7 @@ def compile_template(text: str) -> Template:
     if len(text) > limits.MAX_TEMPLATE_BYTES or len(text.encode()) > limits.MAX_TEMPLATE_BYTES:
         raise TemplateError.at(
             Span(1, 1),
-            f"the template text is longer than {limits.MAX_TEMPLATE_BYTES} bytes ; "
+            f"the template text is longer than {limits.MAX_TEMPLATE_BYTES} bytes; "
             "expected a shorter template",
         )
     template = parse(text)

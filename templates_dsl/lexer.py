@@ -117,14 +117,14 @@ class TemplateLexer(Lexer):
         char = t.value[0]
         if char == '"':
             raise self._error(
-                t.index, "unterminated string ; expected a closing '\"' on the same line"
+                t.index, "unterminated string; expected a closing '\"' on the same line"
             )
         if char == ":":
-            raise self._error(t.index, "unexpected ':' ; expected ':amount' or ':remaining'")
+            raise self._error(t.index, "unexpected ':'; expected ':amount' or ':remaining'")
         if char == "$":
-            raise self._error(t.index, "unexpected '$' ; expected a variable such as $amount")
+            raise self._error(t.index, "unexpected '$'; expected a variable such as $amount")
         if char == "@":
-            raise self._error(t.index, "unexpected '@' ; expected an alias such as @alias")
+            raise self._error(t.index, "unexpected '@'; expected an alias such as @alias")
         raise self._error(t.index, f"unexpected character {char!r}")
 
     def _unescape(self, raw: str, start: int) -> str:
@@ -137,7 +137,7 @@ class TemplateLexer(Lexer):
                 if escaped not in _ESCAPES:
                     raise self._error(
                         start + i,
-                        f"unknown escape '\\{escaped}' ; expected \\\", \\\\, \\n or \\t",
+                        f"unknown escape '\\{escaped}'; expected \\\", \\\\, \\n or \\t",
                     )
                 out.append(_ESCAPES[escaped])
                 i += 2

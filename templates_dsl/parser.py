@@ -129,12 +129,12 @@ class TemplateParser(Parser):
         wanted = _describe_expected(expected, previous)
         if token is None:
             span = position(self.text, len(self.text))
-            raise TemplateError.at(span, f"unexpected end of the text ; expected {wanted}")
+            raise TemplateError.at(span, f"unexpected end of the text; expected {wanted}")
         lexeme: Lexeme = token.value
         shown = self.text[token.index : token.end]
         if len(shown) > 40:
             shown = shown[:37] + "..."
-        raise TemplateError.at(lexeme.span, f"unexpected '{shown}' ; expected {wanted}")
+        raise TemplateError.at(lexeme.span, f"unexpected '{shown}'; expected {wanted}")
 
     @_("LPAREN TRANSACTION_TEMPLATE VERSION elements RPAREN")
     def template(self, p: Any) -> ast.Template:
@@ -142,7 +142,7 @@ class TemplateParser(Parser):
         for key, (label, required) in _ELEMENTS.items():
             if required and key not in elements:
                 raise TemplateError.at(
-                    p.RPAREN.span, f"missing {label} ; expected it before this ')'"
+                    p.RPAREN.span, f"missing {label}; expected it before this ')'"
                 )
         description = elements.get("description")
         metadata = elements.get("metadata")
@@ -172,7 +172,7 @@ class TemplateParser(Parser):
         key, span, value = p.element
         if key in p.elements:
             label = _ELEMENTS[key][0]
-            raise TemplateError.at(span, f"duplicate {label} ; expected at most one")
+            raise TemplateError.at(span, f"duplicate {label}; expected at most one")
         p.elements[key] = (span, value)
         return p.elements
 
@@ -277,7 +277,7 @@ class TemplateParser(Parser):
         tos, remaining = p.destinations
         if remaining is not None:
             raise TemplateError.at(
-                p.LPAREN.span, "duplicate (distribute :remaining ...) ; expected at most one"
+                p.LPAREN.span, "duplicate (distribute :remaining ...); expected at most one"
             )
         return tos, p.remaining_tos
 
@@ -286,7 +286,7 @@ class TemplateParser(Parser):
         if not p.to.remaining:
             raise TemplateError.at(
                 p.to.span,
-                "a (to ... :amount ...) inside (distribute :remaining ...) ; "
+                "a (to ... :amount ...) inside (distribute :remaining ...); "
                 "expected (to ACCOUNT :remaining ...)",
             )
         return p.to
@@ -295,7 +295,7 @@ class TemplateParser(Parser):
     def remaining_tos(self, p: Any) -> ast.To:
         raise TemplateError.at(
             p.to.span,
-            "a second (to ...) inside (distribute :remaining ...) ; expected exactly one",
+            "a second (to ...) inside (distribute :remaining ...); expected exactly one",
         )
 
     @_("LPAREN TO account AMOUNT name amount options RPAREN")
@@ -336,7 +336,7 @@ class TemplateParser(Parser):
     def _option(self, options: dict[str, Lexeme], key: str, value: Lexeme) -> dict[str, Lexeme]:
         if key in options:
             label = "(description ...)" if key == "description" else "(chart-of-accounts ...)"
-            raise TemplateError.at(value.span, f"duplicate {label} ; expected at most one")
+            raise TemplateError.at(value.span, f"duplicate {label}; expected at most one")
         options[key] = value
         return options
 

@@ -14,7 +14,7 @@ from django.utils.safestring import SafeString
 
 from ledgerproject.admin_base import LedgerModelAdmin
 from ledgerproject.admin_csv import CsvExportMixin
-from ledgerproject.amounts import format_amount, format_balance
+from ledgerproject.amounts import format_amount, format_balance, rescale
 from organizations.admin import admin_link, admin_url, links, scope_filter
 from organizations.models import Account, Balance, Ledger
 from transactions.models import IdempotencyKey, Operation, Transaction
@@ -95,6 +95,13 @@ def full_id(pk: Any) -> SafeString:
     return format_html('<code class="ledger-id" style="user-select: all">{}</code>', pk)
 
 
+def _at_row_scale(op: Operation, value: int, scale: int) -> str:
+    """A figure of a statement row at the scale of the balance after it: the largest the row
+    knows (a balance's scale never falls, and a posting's amount raises it to its own), so
+    every money figure of a row is written with the same digits, exactly."""
+    return format_amount(rescale(value, scale, op.balance_scale_after), op.balance_scale_after)
+
+
 @admin.register(Operation)
 class OperationAdmin(CsvExportMixin, ReadOnlyAdmin):
     """An account's statement is this list narrowed to it (``?account=<id>``); its CSV is the
@@ -129,10 +136,13 @@ class OperationAdmin(CsvExportMixin, ReadOnlyAdmin):
         ("account_id", lambda op: op.account_id),
         ("type", lambda op: op.type),
         ("effect", lambda op: op.effect),
-        ("amount", lambda op: format_amount(op.amount, op.scale)),
+        ("amount", lambda op: _at_row_scale(op, op.amount, op.scale)),
         ("asset_code", lambda op: op.asset_code),
-        ("available_before", lambda op: format_amount(op.balance_available, op.balance_scale)),
-        ("on_hold_before", lambda op: format_amount(op.balance_on_hold, op.balance_scale)),
+        (
+            "available_before",
+            lambda op: _at_row_scale(op, op.balance_available, op.balance_scale),
+        ),
+        ("on_hold_before", lambda op: _at_row_scale(op, op.balance_on_hold, op.balance_scale)),
         (
             "available_after",
             lambda op: format_amount(op.balance_available_after, op.balance_scale_after),

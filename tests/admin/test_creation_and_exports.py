@@ -178,3 +178,17 @@ def test_the_index_has_readable_titles_and_each_ledgers_dashboard(admin_client, 
     assert f'href="/admin/organizations/ledger/{ledger.pk}/dashboard/"' in html
     clerk = staff_client("organizations.view_ledger")  # no view_transaction: no dashboards
     assert "Ledger dashboards" not in clerk.get("/admin/").content.decode()
+
+
+def test_a_statement_writes_every_money_figure_of_a_row_with_the_same_digits(admin_client, book):
+    """The first posting of an account finds its balance at 0 and scale 0; its row still reads
+    0.00 before and 100.00 after, not 0 and 100.00 (one format in a column)."""
+    ledger = ledger_of(book)
+    book.fund("@alice", 10_000)
+    alice = Account.objects.get(ledger=ledger, alias="@alice")
+    (row,) = _csv(
+        admin_client.get("/admin/transactions/operation/export.csv", {"account": alice.pk})
+    )
+    figures = [row[k] for k in ("amount", "available_before", "on_hold_before",
+                                "available_after", "on_hold_after")]  # fmt: skip
+    assert figures == ["100.00", "0.00", "0.00", "100.00", "0.00"]

@@ -30,56 +30,56 @@ def test_it_accepts_the_sample_templates(text):
             ":amount USD $fee|2",
             12,
             32,
-            "asset 'USD' ; expected the send asset BRL",
+            "asset 'USD'; expected the send asset BRL",
         ),
         (
             "(from $source :amount BRL $amount+$fee|2",
             "(from $source :amount BRL $amount+$fee|3",
             8,
             46,
-            "scale 3 ; expected the send scale 2",
+            "scale 3; expected the send scale 2",
         ),
         (
             "(send BRL $amount+$fee|2",
             "(send BRL $amount+$fee|19",
             6,
             26,
-            "scale 19 ; expected a scale from 0 to 18",
+            "scale 19; expected a scale from 0 to 18",
         ),
         (
             "(send BRL",
             "(send brl",
             6,
             9,
-            "asset 'brl' ; expected an asset code of upper-case letters and digits",
+            "asset 'brl'; expected an asset code of upper-case letters and digits",
         ),
         (
             "(to @fees/platform :amount BRL $fee|2",
             "(to @fees/platform :remaining",
             12,
             5,
-            "':remaining' outside (distribute :remaining ...) ; expected ':amount ASSET AMOUNT'",
+            "':remaining' outside (distribute :remaining ...); expected ':amount ASSET AMOUNT'",
         ),
         (
             '(description "Fee")',
             '(description "Fee $fees")',
             13,
             7,
-            "undeclared variable $fees in description ; expected one of $amount, $fee, $source",
+            "undeclared variable $fees in description; expected one of $amount, $fee, $source",
         ),
         (
             '(description "Payment with fee")',
             '(description "Payment by $payer")',
             5,
             3,
-            "undeclared variable $payer in description ; expected one of $amount, $fee, $source",
+            "undeclared variable $payer in description; expected one of $amount, $fee, $source",
         ),
         (
             "(to @external/BRL :remaining",
             "(to $fee :remaining",
             16,
             11,
-            "$fee is used both as an amount and as an account ; "
+            "$fee is used both as an amount and as an account; "
             "expected a separate variable for each",
         ),
         (
@@ -87,7 +87,7 @@ def test_it_accepts_the_sample_templates(text):
             "(metadata (channel app) (channel",
             3,
             27,
-            "duplicate metadata key 'channel' ; expected each key once",
+            "duplicate metadata key 'channel'; expected each key once",
         ),
         (
             "(channel app)",
@@ -126,11 +126,11 @@ def test_it_requires_at_least_one_source_and_one_destination():
     )
     error = check_error(text.replace('"Pay $amount plus fee $fee"', '"x"'))
     assert (error.line, error.column) == (6, 3)
-    assert error.message == "(source) holds no (from ...) ; expected at least one"
+    assert error.message == "(source) holds no (from ...); expected at least one"
     head = EXAMPLE.split("  (distribute")[0]
     error = check_error(head + "  (distribute))")
     assert (error.line, error.column) == (11, 3)
-    assert error.message == ("(distribute) holds no (to ...) ; expected at least one destination")
+    assert error.message == ("(distribute) holds no (to ...); expected at least one destination")
 
 
 def test_it_reports_the_first_problem_in_text_order():
@@ -173,4 +173,4 @@ def test_it_checks_hand_built_trees_too():
                 distribute=template.distribute,
             )
         )
-    assert caught.value.message == f"amount -1 ; expected 0 to {'9' * 38}"
+    assert caught.value.message == f"amount -1; expected 0 to {'9' * 38}"

@@ -24,7 +24,7 @@ def test_it_parses_checks_and_caches_by_text():
 def test_it_runs_the_static_checks():
     with pytest.raises(TemplateError) as caught:
         compile_template(EXAMPLE.replace(":amount BRL $fee|2", ":amount USD $fee|2"))
-    assert caught.value.message == "asset 'USD' ; expected the send asset BRL"
+    assert caught.value.message == "asset 'USD'; expected the send asset BRL"
     with pytest.raises(TemplateError):
         compile_template(EXAMPLE[:-3])
 

@@ -221,7 +221,7 @@ def test_it_refuses_empty_text_with_0049(text):
 def test_it_describes_an_unexpected_token_with_line_column_and_expectation():
     error = error_of("(transaction-template v1\n  (code X)\n  (send B)")
     assert (error.line, error.column) == (3, 10)
-    assert error.message == "unexpected ')' ; expected an amount such as $amount|2"
+    assert error.message == "unexpected ')'; expected an amount such as $amount|2"
     assert error.description == "line 3, column 10: " + error.message
     assert error.error is ErrorCode.INVALID_SCRIPT
     assert error.as_body()["code"] == "0017"
@@ -234,80 +234,80 @@ def test_it_describes_an_unexpected_token_with_line_column_and_expectation():
             "(send BRL $a|2)",
             1,
             2,
-            "unexpected 'send' ; expected 'transaction-template'",
+            "unexpected 'send'; expected 'transaction-template'",
         ),
         (
             "(transaction-template v2)",
             1,
             23,
-            "unexpected 'v2' ; expected the version marker v1",
+            "unexpected 'v2'; expected the version marker v1",
         ),
         (
             "(transaction-template v1\n (send BRL $a+)",
             2,
             15,
-            "unexpected ')' ; expected a variable or an integer after '+'",
+            "unexpected ')'; expected a variable or an integer after '+'",
         ),
         (
             "(transaction-template v1\n (send BRL $a 2)",
             2,
             15,
-            "unexpected '2' ; expected '+' or '|' and a scale, as in $amount|2",
+            "unexpected '2'; expected '+' or '|' and a scale, as in $amount|2",
         ),
         (
             "(transaction-template v1\n (send BRL $a|$b)",
             2,
             15,
-            "unexpected '$b' ; expected a scale such as 2",
+            "unexpected '$b'; expected a scale such as 2",
         ),
         (
             "(transaction-template v1\n (send BRL $a|2 (source (from BRL",
             2,
             31,
-            "unexpected 'BRL' ; expected an account such as @alias or $variable",
+            "unexpected 'BRL'; expected an account such as @alias or $variable",
         ),
         (
             "(transaction-template v1\n (send BRL $a|2 (source (from @a :remaining)))",
             2,
             34,
-            "unexpected ':remaining' ; expected ':amount'",
+            "unexpected ':remaining'; expected ':amount'",
         ),
         (
             "(transaction-template v1 (pending yes))",
             1,
             35,
-            "unexpected 'yes' ; expected true or false",
+            "unexpected 'yes'; expected true or false",
         ),
         (
             "(transaction-template v1 (code))",
             1,
             31,
-            "unexpected ')' ; expected a name",
+            "unexpected ')'; expected a name",
         ),
         (
             "(transaction-template v1 (metadata (k (x))))",
             1,
             39,
-            "unexpected '(' ; expected a metadata value: a name, a quoted string, an integer, "
+            "unexpected '('; expected a metadata value: a name, a quoted string, an integer, "
             "true or false",
         ),
         (
             "(transaction-template v1 (description unquoted))",
             1,
             39,
-            "unexpected 'unquoted' ; expected a quoted string such as \"text\"",
+            "unexpected 'unquoted'; expected a quoted string such as \"text\"",
         ),
         (
             "(transaction-template v1 (distribute (distribute (to @a :remaining))))",
             1,
             50,
-            "unexpected '(' ; expected ':remaining'",
+            "unexpected '('; expected ':remaining'",
         ),
         (
             "(transaction-template v1 (sand))",
             1,
             27,
-            "unexpected 'sand' ; expected 'chart-of-accounts-group-name', 'metadata', 'code', "
+            "unexpected 'sand'; expected 'chart-of-accounts-group-name', 'metadata', 'code', "
             "'description', 'pending', 'hold-duration', 'send' or 'distribute'",
         ),
     ],
@@ -320,23 +320,23 @@ def test_it_reports_syntax_errors_at_the_offending_token(text, line, column, mes
 def test_it_reports_early_end_of_input_at_the_end_of_the_text():
     error = error_of("(transaction-template v1\n  (code X)\n  (send BRL $a")
     assert (error.line, error.column) == (3, 15)
-    assert error.message.startswith("unexpected end of the text ; expected '+' or '|'")
+    assert error.message.startswith("unexpected end of the text; expected '+' or '|'")
     error = error_of("(transaction-template v1\n  (code X)\n")
     assert (error.line, error.column) == (3, 1)
-    assert error.message == "unexpected end of the text ; expected '(' or ')'"
+    assert error.message == "unexpected end of the text; expected '(' or ')'"
 
 
 def test_it_refuses_text_after_the_template():
     error = error_of(EXAMPLE + "(code X)")
     assert (error.line, error.column) == (18, 1)
-    assert error.message == "unexpected '(' ; expected the end of the text"
+    assert error.message == "unexpected '('; expected the end of the text"
 
 
 def test_it_reports_a_missing_element_at_the_closing_parenthesis():
     text = EXAMPLE.replace("  (code PAYMENT_WITH_FEE)\n", "")
     error = error_of(text)
     assert (error.line, error.column) == (16, 46)
-    assert error.message == "missing (code ...) ; expected it before this ')'"
+    assert error.message == "missing (code ...); expected it before this ')'"
     error = error_of("(transaction-template v1)")
     assert (error.line, error.column) == (1, 25)
     assert error.message.startswith("missing (chart-of-accounts-group-name ...)")
@@ -377,13 +377,13 @@ def test_it_refuses_duplicated_top_level_elements_at_the_second_one(element, lab
     text = EXAMPLE[:-2] + "\n  " + element + ")\n"
     error = error_of(text)
     assert (error.line, error.column) == (18, 3)
-    assert error.message == f"duplicate {label} ; expected at most one"
+    assert error.message == f"duplicate {label}; expected at most one"
 
 
 def test_it_refuses_a_second_pending():
     error = error_of(SPLIT.replace("(pending true)", "(pending true) (pending false)"))
     assert (error.line, error.column) == (6, 18)
-    assert error.message == "duplicate (pending ...) ; expected at most one"
+    assert error.message == "duplicate (pending ...); expected at most one"
 
 
 def test_it_refuses_duplicated_options_inside_from_and_to():
@@ -392,7 +392,7 @@ def test_it_refuses_duplicated_options_inside_from_and_to():
     assert (error.line, error.column, error.message) == (
         13,
         27,
-        "duplicate (description ...) ; expected at most one",
+        "duplicate (description ...); expected at most one",
     )
     text = EXAMPLE.replace(
         "(chart-of-accounts PAYMENT_DEBIT)", "(chart-of-accounts A)\n(chart-of-accounts B)"
@@ -401,7 +401,7 @@ def test_it_refuses_duplicated_options_inside_from_and_to():
     assert (error.line, error.column, error.message) == (
         11,
         1,
-        "duplicate (chart-of-accounts ...) ; expected at most one",
+        "duplicate (chart-of-accounts ...); expected at most one",
     )
 
 
@@ -409,7 +409,7 @@ def test_it_refuses_two_remaining_blocks():
     text = EXAMPLE[:-3] + "\n    (distribute :remaining (to @x :remaining))))\n"
     error = error_of(text)
     assert (error.line, error.column) == (18, 5)
-    assert error.message == "duplicate (distribute :remaining ...) ; expected at most one"
+    assert error.message == "duplicate (distribute :remaining ...); expected at most one"
 
 
 def test_it_refuses_two_tos_in_the_remaining_block():
@@ -420,7 +420,7 @@ def test_it_refuses_two_tos_in_the_remaining_block():
     error = error_of(text)
     assert (error.line, error.column) == (18, 1)
     assert error.message == (
-        "a second (to ...) inside (distribute :remaining ...) ; expected exactly one"
+        "a second (to ...) inside (distribute :remaining ...); expected exactly one"
     )
 
 
@@ -434,7 +434,7 @@ def test_it_refuses_an_amount_destination_in_the_remaining_block():
 def test_it_refuses_an_empty_remaining_block():
     error = error_of(EXAMPLE.replace("(distribute :remaining", "(distribute :remaining)("))
     assert (error.line, error.column) == (15, 27)
-    assert error.message == "unexpected ')' ; expected '('"
+    assert error.message == "unexpected ')'; expected '('"
 
 
 def test_it_refuses_integers_larger_than_a_38_digit_amount():
@@ -464,7 +464,7 @@ def test_it_parses_a_hold_duration():
     [
         ("(hold-duration 0)", 16, "hold-duration must be from 1 to 31622400 seconds (366 days)"),
         ("(hold-duration 31622401)", 16, "hold-duration must be from 1"),
-        ("(hold-duration $s)", 16, "unexpected '$s' ; expected an integer"),
+        ("(hold-duration $s)", 16, "unexpected '$s'; expected an integer"),
         ("(hold-duration 5) (hold-duration 6)", 19, "duplicate (hold-duration ...)"),
     ],
 )
