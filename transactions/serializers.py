@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema_field
+from drf_spectacular.utils import OpenApiParameter, extend_schema_field
 from rest_framework import serializers
 
 from ledgerproject.amounts import MAX_AMOUNT
@@ -24,7 +24,7 @@ from ledgerproject.api.serializers import InputSerializer
 from ledgerproject.errors import ErrorCode, LedgerError
 from outbox import renderers
 from templates_dsl.limits import MAX_TEMPLATE_BYTES
-from transactions import answers, idempotency, selectors
+from transactions import selectors
 from transactions.engine import MAX_BATCH
 from transactions.models import Transaction
 from transactions.rendering import transaction_data
@@ -344,44 +344,6 @@ LIST_PARAMS = [
     *page_parameters(),
 ]
 IDEMPOTENCY_KEY = {"type": "string", "minLength": 1, "maxLength": 255, "pattern": NO_NUL}
-KEY_HEADERS = [
-    OpenApiParameter("idempotencyKey", IDEMPOTENCY_KEY, OpenApiParameter.HEADER),
-    OpenApiParameter("Idempotency-Key", IDEMPOTENCY_KEY, OpenApiParameter.HEADER),
-    OpenApiParameter(
-        "tolerance",
-        {"type": "integer", "minimum": 0, "maximum": idempotency.MAX_TOLERANCE},
-        OpenApiParameter.HEADER,
-    ),
-]
-
-
-POST_PARAMS = [
-    OpenApiParameter("dryRun", bool, description="Check and simulate; write nothing."),
-    *KEY_HEADERS,
-    OpenApiParameter(
-        answers.DRY_RUN_HEADER,
-        str,
-        OpenApiParameter.HEADER,
-        response=[200],
-        description="`true` on a dry run's answer: nothing was written.",
-    ),
-    OpenApiParameter(
-        "Idempotent-Replayed",
-        str,
-        OpenApiParameter.HEADER,
-        response=[200, 201],
-        description="`true` when the idempotency key's first answer is replayed.",
-    ),
-]
-POST_RESPONSES = {
-    201: TransactionOut,
-    200: OpenApiResponse(
-        DryRunOut,
-        description="A dry run (`dryRun: true`, header `Dry-Run: true`; nothing was "
-        "written), or an idempotent replay (header `Idempotent-Replayed: true`)",
-    ),
-    **ERRORS,
-}
 
 
 renderers.register(Transaction, "transaction", transaction_data, plain=True)
