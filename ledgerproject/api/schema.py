@@ -152,12 +152,16 @@ class TextOr:
 
 
 class StrictIntegerSchema(OpenApiSerializerFieldExtension):
-    """A ``StrictIntegerField``: an int64 with the field's own bounds."""
+    """A ``StrictIntegerField``: an integer with the field's own bounds; ``int64`` only when
+    they fit one (amounts have up to 38 digits, beyond what an int64 holds)."""
 
     target_class = "ledgerproject.api.fields.StrictIntegerField"
 
     def map_serializer_field(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
-        schema: dict[str, Any] = {"type": "integer", "format": "int64"}
+        low, high = self.target.min_value, self.target.max_value
+        schema: dict[str, Any] = {"type": "integer"}
+        if low is not None and high is not None and -(2**63) <= low and high < 2**63:
+            schema["format"] = "int64"
         if self.target.min_value is not None:
             schema["minimum"] = self.target.min_value
         if self.target.max_value is not None:

@@ -173,3 +173,13 @@ def test_the_template_list_documents_plain_text_first(schema, book):
     plain = book.api.get(f"{book.url}/transaction-templates")
     assert plain["Content-Type"] == "text/plain; charset=utf-8"
     assert plain.content.decode().startswith("(" + FUND)
+
+
+def test_an_amount_of_38_digits_is_not_declared_an_int64(schema, book):
+    """The server takes amounts up to 10^38 - 1; a schema saying int64 would have clients (and
+    fuzzers) take 2^63 for an invalid amount, which the server accepts."""
+    limit = schema["components"]["schemas"]["OverdraftLimitInRequest"]["properties"]["amount"]
+    assert limit == {"type": "integer", "minimum": 0, "maximum": 10**38 - 1}
+    account = book.accounts["@alice"]["id"]
+    body = {"overdraftLimit": {"amount": 2**63, "scale": 0}}
+    assert book.api.patch(f"{book.url}/accounts/{account}", body).status_code == 200
