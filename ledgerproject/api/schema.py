@@ -160,7 +160,7 @@ class StrictIntegerSchema(OpenApiSerializerFieldExtension):
     def map_serializer_field(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
         low, high = self.target.min_value, self.target.max_value
         schema: dict[str, Any] = {"type": "integer"}
-        if low is not None and high is not None and -(2**63) <= low and high < 2**63:
+        if low is not None and high is not None and low >= -(2**63) and high < 2**63:
             schema["format"] = "int64"
         if self.target.min_value is not None:
             schema["minimum"] = self.target.min_value

@@ -75,6 +75,8 @@ CONFORMANCE = {
 }
 CHECKS = [check for check in CHECKS_REGISTRY.get_all() if check.__name__ in CONFORMANCE]
 assert len(CHECKS) == len(CONFORMANCE), [check.__name__ for check in CHECKS]
+
+
 @pytest.fixture
 def wsgi_in_test_transaction() -> Any:
     """Requests go through the real WSGI handler, whose request signals close connections
