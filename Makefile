@@ -17,7 +17,7 @@ $(BIN)/.installed: requirements.txt
 
 venv: $(BIN)/.installed
 
-# The local settings (.env, git-ignored), written once: a generated SECRET_KEY and demo token.
+# The local settings (.env, git-ignored): a generated SECRET_KEY and demo token, written once.
 # A DATABASE_URL set in the environment is recorded there at every run, so that the docs'
 # manage.py lines use the same database; a PostgreSQL database it names is created if missing.
 migrate: venv

@@ -3,7 +3,7 @@
 A ``gthread`` worker accepts every connection it can and keeps each for its whole keep-alive.
 With 12 workers of one thread and wrk's 12 connections, the connections fell to the workers
 at random: a worker that took two served them in turn while another sat idle, and a round
-kept the machine only half busy (docs/PERFORMANCE.md). This worker stops accepting once each
+kept the machine only half busy. This worker stops accepting once each
 of its threads has a connection (``worker_connections`` = ``threads``, set in
 ``gunicorn_conf.py``) and still keeps them alive, so the 12 connections fall one to a worker,
 as a load balancer in front of the service would spread them. gunicorn's own ``gthread``

@@ -1,7 +1,7 @@
 """Python instructions per posting, counted: ``python -m bench.instructions [N]``.
 
-On a shared virtual machine CPU time per posting moves by a third from one minute to the next
-(docs/PERFORMANCE.md), too much to decide a change of a few per cent by. The number of
+On a shared virtual machine CPU time per posting moves a great deal from one minute to the
+next, too much to decide a change of a few per cent by. The number of
 instructions the Python process runs does not move: this counts them with valgrind's callgrind.
 
 Builds a fresh database (``ledger_bench_ir``), seeds 300 accounts, then runs three processes

@@ -3,7 +3,7 @@
 Builds a fresh bench database, then posts N transfers through the whole Django stack (test
 client, middleware, DRF, authentication, tenancy, service, rendering) under pyinstrument and
 prints the profile and the queries of one posting. This is what guided the optimisations in
-docs/PERFORMANCE.md."""
+bench/results/HISTORY.md."""
 
 from __future__ import annotations
 

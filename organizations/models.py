@@ -64,7 +64,7 @@ class LedgerResource(TenantRow, ResourceModel):
     """A resource held in one ledger; ``organization`` is denormalised for tenancy filters."""
 
     # No index of their own: the primary key (organization_id, id) and each model's
-    # (ledger, created_at, id) index lead with these columns (docs/PERFORMANCE.md).
+    # (ledger, created_at, id) index lead with these columns: every index costs every posting.
     organization = models.ForeignKey(
         Organization, on_delete=models.PROTECT, related_name="+", db_index=False
     )

@@ -47,10 +47,20 @@ class SubscriptionForm(forms.ModelForm):
         fields = ("organization_id", "ledger_id", "url", "event_types", "status", "description")
 
     def clean_url(self) -> str:
+        """The API's rules, with its codes: the URL's form, then where it leads."""
         try:
-            return webhooks.check_url(self.cleaned_data["url"])
+            return webhooks.check_destination(webhooks.check_url(self.cleaned_data["url"]))
         except LedgerError as exc:
             raise forms.ValidationError(f"{exc.error.code}: {exc.description}") from None
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if self.instance.created_at is None and data.get("organization_id"):  # a new one
+            try:
+                webhooks.check_room(data["organization_id"])
+            except LedgerError as exc:
+                raise forms.ValidationError(f"{exc.error.code}: {exc.description}") from None
+        return data
 
 
 @admin.register(WebhookSubscription)

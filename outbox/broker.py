@@ -90,11 +90,12 @@ def publisher() -> Publisher | None:
     return Publisher(settings.AMQP_URL, settings.AMQP_EXCHANGE) if settings.AMQP_URL else None
 
 
-def publish_pending(target: Publisher, *, batch: int = 200) -> int:
-    """Publish up to ``batch`` unpublished events in order; answers how many. Raises what the
-    broker raised, after marking the events it had confirmed."""
+def publish_pending(target: Publisher, *, batch: int = 200) -> int | None:
+    """Publish up to ``batch`` unpublished events in order; answers how many, or None while
+    another worker holds the lease. Raises what the broker raised, after marking the events it
+    had confirmed."""
     if not leases.take(LEASE, seconds=LEASE_SECONDS):
-        return 0
+        return None
     events = list(Event.objects.filter(published_at__isnull=True).order_by("xid", "seq")[:batch])
     confirmed: list[int] = []
     try:

@@ -21,25 +21,30 @@ import concurrent.futures
 import ipaddress
 import socket
 import ssl
+import threading
 import time
 from dataclasses import dataclass, replace
-from urllib.parse import urlsplit
+from typing import Any
+from urllib.parse import quote, urlsplit
 
 import h11
 
 MAX_ANSWER_BYTES = 16 * 1024
 KEPT_CHARACTERS = 2000
 USER_AGENT = "ledger-webhooks/1"
+# What a path or query keeps as it is: the characters RFC 3986 allows there, and "%" (already
+# percent-encoded text stays as it was sent).
+URL_SAFE = "/%:@!$&'()*+,;=-._~"
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")  # RFC 8215: local use, never public
 _COMPATIBLE = ipaddress.ip_network("::/96")  # the deprecated IPv4-compatible form, ::a.b.c.d
+_TRANSLATED = ipaddress.ip_network(
+    "::ffff:0:0:0/96"
+)  # SIIT's IPv4-translated form, ::ffff:0:a.b.c.d
 
-# Name resolution cannot be given a timeout of its own, so it runs on these threads and the
-# caller waits only for the time it has left; a lookup that outlives its caller finishes there.
-_resolvers = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="resolve")
 _tls = ssl.create_default_context()
 
 
@@ -71,7 +76,7 @@ def embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]
     found = []
     if address.ipv4_mapped is not None:
         found.append(address.ipv4_mapped)
-    if address in _COMPATIBLE or address in _NAT64:
+    if address in _COMPATIBLE or address in _NAT64 or address in _TRANSLATED:
         found.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
     if address.sixtofour is not None:
         found.append(address.sixtofour)
@@ -88,7 +93,7 @@ def refusal(address: IPAddress) -> str | None:
         for inner in embedded_ipv4(address):
             if not inner.is_global or inner.is_multicast:
                 return f"a non-public address ({address}, which carries {inner})"
-        if address in _NAT64_LOCAL:
+        if address in _NAT64_LOCAL or address.is_site_local:
             return f"a non-public address ({address})"
     if not address.is_global or address.is_multicast:
         return f"a non-public address ({address})"
@@ -109,7 +114,19 @@ def resolve(host: str, port: int, *, deadline: float) -> list[IPAddress]:
         return [ipaddress.ip_address(host.strip("[]"))]
     except ValueError:
         pass
-    lookup = _resolvers.submit(socket.getaddrinfo, host, port, proto=socket.IPPROTO_TCP)
+    # Name resolution takes no timeout of its own: it runs on a thread of its own (never a
+    # shared pool, where one receiver's name server that never answers would hold every other
+    # lookup in the queue), and the caller waits only for the time it has left. A lookup that
+    # outlives its caller ends on that thread when the system resolver gives up.
+    lookup: concurrent.futures.Future[list[Any]] = concurrent.futures.Future()
+
+    def run() -> None:
+        try:
+            lookup.set_result(socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP))
+        except BaseException as error:  # noqa: BLE001 - handed to the caller, whatever it is
+            lookup.set_exception(error)
+
+    threading.Thread(target=run, name="resolve", daemon=True).start()
     try:
         infos = lookup.result(timeout=_left(deadline))
     except concurrent.futures.TimeoutError:
@@ -201,9 +218,15 @@ def _exchange(
     parts = urlsplit(url)
     tls = parts.scheme.lower() == "https"
     port = parts.port or (443 if tls else 80)
-    host = parts.hostname or ""
-    authority = parts.netloc.rsplit("@", 1)[-1]
-    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    # A name in Unicode travels as IDNA (checked by check_url), a path or query in Unicode
+    # percent-encoded, as a browser sends them: HTTP/1.1 carries ASCII.
+    host = (parts.hostname or "").encode("idna").decode("ascii")
+    authority = host if ":" not in host else f"[{host}]"
+    if parts.port is not None:
+        authority += f":{parts.port}"
+    target = quote(parts.path or "/", safe=URL_SAFE) + (
+        f"?{quote(parts.query, safe=URL_SAFE + '?')}" if parts.query else ""
+    )
     sock = _connect(addresses, port, deadline)
     try:
         if tls:

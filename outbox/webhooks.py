@@ -108,16 +108,7 @@ def subscription_create(
     metadata = validate_metadata(metadata or {})
     with transaction.atomic():
         leases.lock(f"webhooks/{organization_id}")
-        active = WebhookSubscription.objects.filter(
-            organization_id=organization_id, deleted_at__isnull=True
-        ).count()
-        limit = settings.WEBHOOK_MAX_SUBSCRIPTIONS
-        if active >= limit:
-            raise LedgerError(
-                ErrorCode.WEBHOOK_LIMIT_REACHED,
-                f"An organization may have at most {limit} webhook subscriptions; delete one "
-                "first.",
-            )
+        check_room(organization_id)
         now = timezone.now()
         return WebhookSubscription.objects.create(
             organization_id=organization_id,
@@ -130,6 +121,20 @@ def subscription_create(
             metadata=metadata,
             created_at=now,
             updated_at=now,
+        )
+
+
+def check_room(organization_id: Any) -> None:
+    """Refuse (0121) when the organization has ``WEBHOOK_MAX_SUBSCRIPTIONS`` already. Exact only
+    under ``subscription_create``'s lock; a form may ask it first, for the message."""
+    active = WebhookSubscription.objects.filter(
+        organization_id=organization_id, deleted_at__isnull=True
+    ).count()
+    limit = settings.WEBHOOK_MAX_SUBSCRIPTIONS
+    if active >= limit:
+        raise LedgerError(
+            ErrorCode.WEBHOOK_LIMIT_REACHED,
+            f"An organization may have at most {limit} webhook subscriptions; delete one first.",
         )
 
 

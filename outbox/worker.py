@@ -31,35 +31,42 @@ COUNTS = ("dispatched", "sent", "failed", "refused", "retried", "recovered", "pu
 
 
 class Broker:
-    """The worker's side of RabbitMQ: its state (``off``, ``up`` or ``down``) and backoff."""
+    """The worker's side of RabbitMQ: its state and backoff. ``off``: not configured;
+    ``standby``: another worker holds the publishing lease (or none was tried yet); ``up``:
+    this worker publishes; ``down``: the broker failed, tried again after the backoff."""
 
     def __init__(self, target: broker.Publisher | None, say: Callable[[str], None]) -> None:
         self.target, self.say = target, say
-        self.state = "off" if target is None else "up"
+        self.state = "off" if target is None else "standby"
         self.since = timezone.now()
         self.error = ""
         self.failures = 0
         self.next_try = 0.0
 
     def publish(self) -> int:
-        """Publish what is pending, unless the broker is down and its backoff still runs."""
+        """Publish one batch of what is pending (a turn never waits for a whole backlog),
+        unless the broker is down and its backoff still runs."""
         if self.target is None or time.monotonic() < self.next_try:
             return 0
-        published = 0
         try:
-            while count := broker.publish_pending(self.target):
-                published += count
+            published = broker.publish_pending(self.target)
         except broker.OUTAGES as error:
             self._down(f"{type(error).__name__}: {error}" if str(error) else type(error).__name__)
-            return published
+            return 0
+        if published is None:
+            if self.state != "down":
+                self.state = "standby"
+            return 0
         if self.state == "down":
             self.say(f"RabbitMQ is reachable again, after {self.failures} failed tries.")
+        if self.state != "up":
             self.state, self.since, self.failures = "up", timezone.now(), 0
         return published
 
     def _down(self, error: str) -> None:
         assert self.target is not None
         self.target.close()
+        broker.stop_publishing()  # a worker that can reach the broker may take over meanwhile
         self.failures += 1
         wait = min(settings.AMQP_RETRY_MAX, settings.AMQP_RETRY_BASE * 2 ** (self.failures - 1))
         self.next_try = time.monotonic() + wait
@@ -92,14 +99,18 @@ class Worker:
         self.in_flight: dict[concurrent.futures.Future[network.Answer], delivery.Claim] = {}
         self.counts: collections.Counter[str] = collections.Counter()
         self.broker = Broker(broker.publisher(), say)
+        # Set to stop: a turn then only records the attempts in flight as they finish.
+        self.stopping = False
 
     def turn(self) -> bool:
         """One round of every step; answers whether any of them had work."""
         worked = self.record_finished()
+        if self.stopping:
+            return worked
         if recovered := delivery.recover():
             self.counts["recovered"] += recovered
             worked = True
-        while dispatched := delivery.fan_out():
+        if dispatched := delivery.fan_out():
             self.counts["dispatched"] += dispatched
             worked = True
         worked = self.fill() or worked
@@ -111,7 +122,7 @@ class Worker:
     def fill(self) -> bool:
         """Claim due deliveries while the pool has room; their requests start at once."""
         claimed = False
-        while len(self.in_flight) < settings.WEBHOOK_CONCURRENCY:
+        while not self.stopping and len(self.in_flight) < settings.WEBHOOK_CONCURRENCY:
             claim = delivery.claim()
             if claim is None:
                 break

@@ -26,6 +26,7 @@ class Hostile:
         self.arrived = threading.Event()
         self.lock = threading.Lock()
         self.arrivals: list[tuple[float, str]] = []  # (monotonic time, Ledger-Delivery-Id)
+        self.heads: list[bytes] = []  # each request's line and headers, as received
         self.sent = 0
         self.closing = False
         self.server = socket.create_server(("127.0.0.1", 0))
@@ -61,6 +62,7 @@ class Hostile:
                     delivery = value.strip().decode()
             with self.lock:
                 self.arrivals.append((time.monotonic(), delivery))
+                self.heads.append(head)
             self.arrived.set()
             # The worker closing the connection is what these receivers expect.
             with contextlib.suppress(OSError):

@@ -85,3 +85,18 @@ def test_staff_see_a_subscriptions_last_error_and_suspension(organization):
     text = page.content.decode()
     assert "Timed out: no complete answer within 10 s." in text and "Suspended until" in text
     assert 'name="last_error"' not in text  # shown, not editable
+
+
+def test_the_admin_refuses_a_private_destination_and_a_full_organization(organization, settings):
+    """What the API refuses with 0120 and 0121 is a form error here, not a server error."""
+    client = staff_client("outbox.add_webhooksubscription")
+    add = "/admin/outbox/webhooksubscription/add/"
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = False
+    refused = client.post(add, _form(organization["id"], "http://127.0.0.1:8000/hook"))
+    assert refused.status_code == 200 and "0120" in refused.content.decode()
+    assert "non-public address (127.0.0.1)" in refused.content.decode()
+    settings.WEBHOOK_MAX_SUBSCRIPTIONS = 1
+    assert client.post(add, _form(organization["id"])).status_code == 302
+    full = client.post(add, _form(organization["id"]))
+    assert full.status_code == 200 and "0121" in full.content.decode()
+    assert WebhookSubscription.objects.count() == 1

@@ -15,9 +15,10 @@ from typing import Any
 import pika
 import pytest
 from django.core.management import call_command
+from django.utils import timezone
 
 from outbox import broker
-from outbox.models import Event
+from outbox.models import Event, Lease
 from outbox.worker import Worker
 from tests.outbox.hostile import Forwarder
 
@@ -114,6 +115,8 @@ def test_the_worker_waits_out_a_broker_outage_and_publishes_when_it_is_back(
         worker.turn()
         assert worker.broker.state == "down" and worker.counts["published"] == 0
         assert said[-1].startswith("RabbitMQ is unreachable (")
+        lease = Lease.objects.get(name=broker.LEASE)  # let go: a worker that can reach it may
+        assert lease.expires_at <= timezone.now()
         assert "webhooks go on; next try in 0.2 s" in said[-1]
         worker.turn()  # within the backoff: not tried again
         assert worker.broker.failures == 1

@@ -9,17 +9,18 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
+import threading
 import time
-from typing import Any
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
+from django.db import connections
 from django.utils import timezone
 
-from outbox import delivery, network
+from outbox import delivery
 from outbox.models import Delivery, DeliveryAttempt, Event, WebhookSubscription
 from outbox.network import Answer
+from outbox.worker import Worker
 from tests.conftest import assert_error
 from tests.outbox.conftest import organization_with_ledger, subscribe
 from tests.outbox.hostile import Hostile
@@ -35,23 +36,36 @@ def _once(*args: str) -> str:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_no_transaction_is_open_while_a_receiver_is_waited_on(api, monkeypatch):
+def test_no_transaction_is_held_while_a_receiver_is_waited_on(api):
+    """The worker runs in this thread; another samples its connection every 10 ms while the
+    receiver holds the request for 1.5 s. The worker's short transactions (claims, records)
+    come and go, but none lasts while it waits."""
     _, ledger = organization_with_ledger(api, "A")
-    worker_connection = connection  # the worker runs in this thread, on this connection
-    seen: list[tuple[bool, bool]] = []
-    send = network.post
+    worker_connection = connections["default"]  # this thread's wrapper, not the proxy
+    samples: list[tuple[float, bool]] = []
 
-    def watched(*args: Any, **kwargs: Any) -> Answer:
-        seen.append((worker_connection.in_atomic_block, worker_connection.get_autocommit()))
-        return send(*args, **kwargs)
+    def sample(receiver: Hostile) -> None:
+        assert receiver.arrived.wait(10)
+        until = time.monotonic() + 1.5
+        while time.monotonic() < until:
+            samples.append((time.monotonic(), worker_connection.in_atomic_block))
+            time.sleep(0.01)
+        receiver.release.set()
 
-    monkeypatch.setattr(network, "post", watched)
-    with Receiver(fail_first=1) as receiver:
+    with Hostile("hold") as receiver:
         subscribe(api, ledger, receiver.url)
         api.post(f"{ledger}/portfolios", {"name": "P"})
+        sampler = threading.Thread(target=sample, args=(receiver,))
+        sampler.start()
         _once()
-    assert len(receiver.requests) == 2
-    assert seen == [(False, True), (False, True)]  # no atomic block, autocommit: no transaction
+        sampler.join(10)
+    assert len(samples) > 50
+    longest, began = 0.0, None
+    for at, inside in samples:
+        began = (began if began is not None else at) if inside else None
+        longest = max(longest, at - began) if began is not None else longest
+    assert longest < 0.5, f"a transaction stayed open {longest:.2f} s during the request"
+    assert Delivery.objects.get().status == Delivery.SUCCEEDED
 
 
 @pytest.mark.django_db(transaction=True)
@@ -72,15 +86,15 @@ def test_one_organizations_hanging_receivers_do_not_delay_another(api, settings,
         waited = fine.arrivals[0][0] - started
         worker.join(30)
         took = time.monotonic() - started
-    assert waited < 1.0, f"B waited {waited:.1f} s behind A's receivers"
+    assert waited < 1.5, f"B waited {waited:.1f} s behind A's receivers"  # A's take 2 s
     cap = settings.WEBHOOK_CONCURRENCY_PER_ORGANIZATION
-    first_round = [t for t, _ in hanging.arrivals if t - started < 1.0]
+    first_round = [t for t, _ in hanging.arrivals if t - started < 1.5]
     assert len(first_round) == cap  # at most that many of A's at once
-    assert len(hanging.arrivals) == 6 and 4 <= took < 8  # two rounds of the 2 s deadline
+    assert len(hanging.arrivals) == 6 and 3.9 <= took < 12  # two rounds of the 2 s deadline
     failed = DeliveryAttempt.objects.filter(delivery__subscription__url=hanging.url)
     assert failed.count() == 6
     assert all(a.error == "Timed out: no complete answer within 2 s." for a in failed)
-    assert all(a.duration_ms < 2500 for a in failed)
+    assert all(a.duration_ms < 3500 for a in failed)
 
 
 @pytest.mark.django_db
@@ -220,3 +234,21 @@ def test_private_addresses_are_refused_at_registration(api, settings, url):
     assert_error(api.patch(f"{org}/webhooks/{hook['id']}", {"url": url}), 400, "0120")
     settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = True
     subscribe(api, org, url)
+
+
+@pytest.mark.django_db
+def test_a_stopping_worker_starts_nothing_new(api):
+    """After SIGTERM the worker only waits for the attempts in flight: it dispatches, claims and
+    publishes nothing more."""
+    _, ledger = organization_with_ledger(api, "A")
+    with Receiver() as receiver:
+        subscribe(api, ledger, receiver.url)
+        api.post(f"{ledger}/portfolios", {"name": "P"})
+        worker = Worker()
+        worker.stopping = True
+        try:
+            assert worker.turn() is False
+        finally:
+            worker.close()
+        assert receiver.requests == []
+    assert not Delivery.objects.exists()

@@ -40,7 +40,8 @@ def test_a_slow_receiver_hides_no_event_and_holds_back_no_vacuum(api, worker_thr
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                "AND pid <> pg_backend_pid() AND xact_start < now() - interval '0.5 seconds'"
+                "AND pid <> pg_backend_pid() AND backend_type = 'client backend' "
+                "AND xact_start < now() - interval '0.5 seconds'"
             )
             assert cursor.fetchone()[0] == 0, "a transaction is open during the request"
         api.post(f"{ledger_b}/portfolios", {"name": "Q"})

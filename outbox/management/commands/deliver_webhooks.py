@@ -44,7 +44,7 @@ class Command(BaseCommand):
         if not once:
             signal.signal(signal.SIGTERM, self._stop)
             signal.signal(signal.SIGINT, self._stop)
-        worker = Worker(say=self._say)
+        worker = self.worker = Worker(say=self._say)
         try:
             while not self.stopping:
                 worked = worker.turn()
@@ -66,7 +66,7 @@ class Command(BaseCommand):
         print(f"deliver_webhooks: {message}", file=sys.stderr, flush=True)
 
     def _stop(self, *_: Any) -> None:
-        self.stopping = True
+        self.stopping = self.worker.stopping = True
 
 
 def _write_health(path: Path, health: dict[str, Any]) -> None:
