@@ -107,7 +107,6 @@ ID_PARAMETERS = frozenset({"ledgerId", "parentTransactionId", "portfolioId", "pr
 # Switches (``?dryRun=true``): true or false, nothing else, so that a misspelt dryRun never
 # posts for real. And parameters with a value from a fixed set or a number: never empty.
 FLAG_PARAMETERS = frozenset({"dryRun", "deleted", "nonZero"})
-FLAG_VALUES = frozenset({"true", "false", "1", "0"})
 NOT_EMPTY_PARAMETERS = frozenset({"limit", "sort_order"})
 
 
@@ -120,13 +119,8 @@ def refuse_empty_values(request: Request) -> None:
     if not params:
         return
     for name, values in params.lists():
-        if name in FLAG_PARAMETERS and any(v.lower() not in FLAG_VALUES for v in values):
-            message = "true or false."
-            raise LedgerError(
-                ErrorCode.INVALID_QUERY_PARAMETER,
-                f"Invalid query parameters: {name}: {message}",
-                fields={name: message},
-            )
+        if name in FLAG_PARAMETERS:
+            _bool_param(request, name)  # refuses anything but true or false (1 or 0)
         if "" not in values:
             continue
         if name in NOT_EMPTY_PARAMETERS:
