@@ -18,7 +18,7 @@ from django.apps import apps
 from django.db import IntegrityError, connection, models, transaction
 
 from instruments.models import Rate
-from organizations.models import Balance
+from organizations.models import Account, Balance
 from tests.organizations.helpers import instrument
 from transactions.models import IdempotencyKey, Operation, Transaction
 
@@ -47,6 +47,7 @@ VIOLATIONS: dict[str, tuple[type[models.Model], dict[str, Any], dict[str, Any]]]
     "rate_amount_positive": (Rate, {"amount": 0}, {"amount": 7}),
     "rate_scale_range": (Rate, {"scale": 19}, {"scale": 18}),
     "rate_codes_differ": (Rate, {"counter_code": "BRL"}, {"counter_code": "XAU"}),
+    "account_status_known": (Account, {"status_code": "frozen"}, {"status_code": "FROZEN"}),
 }
 
 
@@ -140,6 +141,7 @@ def rows(book) -> dict[type[models.Model], Any]:
         Transaction: Transaction.objects.latest("created_at").pk,
         Operation: Operation.objects.filter(type="DEBIT").latest("created_at").pk,
         Rate: uuid.UUID(rate.json()["id"]),
+        Account: Account.objects.get(alias="@bob").pk,
     }
 
 
