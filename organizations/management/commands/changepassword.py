@@ -30,6 +30,10 @@ def has_terminal() -> bool:
 
 
 class Command(changepassword.Command):
+    # Without a terminal it answers before it touches the database, even one that cannot be
+    # reached; Django's own checks the migrations first.
+    requires_migrations_checks = False
+
     def handle(self, *args: Any, **options: Any) -> str | None:
         if not has_terminal():
             raise CommandError(NO_TERMINAL)
