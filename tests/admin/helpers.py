@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.contrib.messages import get_messages
@@ -46,3 +49,19 @@ def run_action(client: Client, model: str, action: str, *pks, **extra):
         {"action": action, "_selected_action": [str(pk) for pk in pks], **extra},
         follow=True,
     )
+
+
+def change_form(client: Client, model: str, obj: Any) -> tuple[str, dict[str, Any], Any]:
+    """The admin change form of ``obj``: its URL, the data it would post unchanged (JSON fields
+    as text) and the form itself."""
+    url = f"/admin/{model}/{obj.pk}/change/"
+    page = client.get(url)
+    assert page.status_code == 200, page.status_code
+    form = page.context["adminform"].form
+    data = {}
+    for name, field in form.fields.items():
+        value = form.initial.get(name, field.initial)
+        if isinstance(value, dict):
+            value = json.dumps(value)
+        data[name] = "" if value is None else value
+    return url, data, form

@@ -10,22 +10,13 @@ from __future__ import annotations
 import json
 
 from organizations.models import Account, ApiToken, Ledger, Organization
-from tests.admin.helpers import ledger_of, staff_client
+from tests.admin.helpers import change_form, ledger_of, staff_client
 from tests.conftest import make_token
 
 
 def _change(client, model: str, obj, **changes):
     """POST the admin change form of ``obj`` with its current values and ``changes``."""
-    url = f"/admin/{model}/{obj.pk}/change/"
-    page = client.get(url)
-    assert page.status_code == 200, page.status_code
-    form = page.context["adminform"].form
-    data = {}
-    for name, field in form.fields.items():
-        value = form.initial.get(name, field.initial)
-        if isinstance(value, dict):
-            value = json.dumps(value)
-        data[name] = "" if value is None else value
+    url, data, _ = change_form(client, model, obj)
     data.update(changes)
     return client.post(url, data)
 

@@ -9,12 +9,12 @@ account still sent and received money; only BLOCKED, 002 and INACTIVE blocked it
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 from django.db import IntegrityError, transaction
 
 from organizations.models import ACCOUNT_STATUSES, Account
+from tests.admin.helpers import change_form
 from tests.conftest import Api, assert_error
 from tests.transactions.conftest import Book, make_book
 
@@ -118,23 +118,9 @@ def test_no_writer_can_store_another_status(book):
 # The admin
 
 
-def _change_form(client: Any, account: Account) -> tuple[str, dict[str, Any], Any]:
-    url = f"/admin/organizations/account/{account.pk}/change/"
-    page = client.get(url)
-    assert page.status_code == 200, page.status_code
-    form = page.context["adminform"].form
-    data = {}
-    for name, field in form.fields.items():
-        value = form.initial.get(name, field.initial)
-        if isinstance(value, dict):
-            value = json.dumps(value)
-        data[name] = "" if value is None else value
-    return url, data, form
-
-
 def test_the_admin_offers_the_list_and_refuses_anything_else(book, admin_client):
     bob = Account.objects.get(alias="@bob")
-    url, data, form = _change_form(admin_client, bob)
+    url, data, form = change_form(admin_client, "organizations/account", bob)
     assert [value for value, _ in form.fields["status_code"].choices] == list(EFFECTS)
     response = admin_client.post(url, {**data, "status_code": "frozen"})
     assert response.status_code == 200, "the form was accepted"
