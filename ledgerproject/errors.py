@@ -105,3 +105,11 @@ class LedgerError(Exception):
         if self.fields:
             body["fields"] = self.fields
         return body
+
+
+def invalid_parameter(name: str, message: str, description: str | None = None) -> LedgerError:
+    """400 0082 for the query parameter ``name``: ``message`` in ``fields``, and as the
+    description unless one is given."""
+    return LedgerError(
+        ErrorCode.INVALID_QUERY_PARAMETER, description or message, fields={name: message}
+    )

@@ -20,7 +20,7 @@ from ledgerproject.api.schema import (
     limit_parameter,
 )
 from ledgerproject.api.views import CollectionView, ItemView, ScopedAPIView
-from ledgerproject.errors import ErrorCode, LedgerError
+from ledgerproject.errors import ErrorCode, LedgerError, invalid_parameter
 from ledgerproject.formats import digits_to_int, parse_timestamp
 from outbox import serializers as s
 from outbox import webhooks
@@ -41,16 +41,12 @@ EVENT_PARAMS = [
 ]
 
 
-def _bad(name: str, message: str) -> LedgerError:
-    return LedgerError(ErrorCode.INVALID_QUERY_PARAMETER, message, fields={name: message})
-
-
 def _limit(raw: str | None) -> int:
     if raw is None or raw == "":
         return DEFAULT_LIMIT
     limit = digits_to_int(raw)
     if limit is None or limit < 1:
-        raise _bad("limit", "limit must be a positive integer.")
+        raise invalid_parameter("limit", "limit must be a positive integer.")
     if limit > MAX_LIMIT:
         raise LedgerError(
             ErrorCode.PAGINATION_LIMIT_EXCEEDED,
@@ -75,7 +71,7 @@ class EventList(ScopedAPIView):
         limit = _limit(params.get("limit"))
         order = (params.get("sort_order") or "asc").lower()
         if order not in {"asc", "desc"}:
-            raise _bad("sort_order", "sort_order must be asc or desc.")
+            raise invalid_parameter("sort_order", "sort_order must be asc or desc.")
         raw_cursor = params.get("cursor")
         cursor = decode_cursor(raw_cursor) if raw_cursor else None
         queryset = self.scoped(Event.objects.all())
@@ -83,7 +79,7 @@ class EventList(ScopedAPIView):
         if types:
             unknown = sorted(set(types) - set(CATALOGUE))
             if unknown:
-                raise _bad("type", f"Unknown event type: {', '.join(unknown)[:200]}.")
+                raise invalid_parameter("type", f"Unknown event type: {', '.join(unknown)[:200]}.")
             queryset = queryset.filter(type__in=types)
         if params.get("beginDate"):
             begin = parse_timestamp(params["beginDate"], field="beginDate")

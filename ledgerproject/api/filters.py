@@ -9,7 +9,7 @@ from django import forms
 from django.db.models import QuerySet
 from rest_framework.request import Request
 
-from ledgerproject.errors import ErrorCode, LedgerError
+from ledgerproject.errors import ErrorCode, LedgerError, invalid_parameter
 from ledgerproject.formats import parse_timestamp
 from ledgerproject.metadata import filter_by_metadata
 
@@ -123,22 +123,13 @@ def refuse_empty_values(request: Request) -> None:
             _bool_param(request, name)  # refuses anything but true or false (1 or 0)
         if "" not in values:
             continue
-        if name in NOT_EMPTY_PARAMETERS:
-            message = "an empty value is not one."
-            raise LedgerError(
-                ErrorCode.INVALID_QUERY_PARAMETER,
-                f"Invalid query parameters: {name}: {message}",
-                fields={name: message},
-            )
         if name in DATE_PARAMETERS:
             parse_timestamp("", field=name)
-        if name in ID_PARAMETERS:
-            message = "Enter a valid UUID; an empty value is not one."
-            raise LedgerError(
-                ErrorCode.INVALID_QUERY_PARAMETER,
-                f"Invalid query parameters: {name}: {message}",
-                fields={name: message},
+        if name in NOT_EMPTY_PARAMETERS or name in ID_PARAMETERS:
+            message = ("Enter a valid UUID; " if name in ID_PARAMETERS else "") + (
+                "an empty value is not one."
             )
+            raise invalid_parameter(name, message, f"Invalid query parameters: {name}: {message}")
 
 
 COMMON_FILTERS = ("deleted", "metadata")

@@ -17,7 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 
-from ledgerproject.errors import ErrorCode, LedgerError
+from ledgerproject.errors import ErrorCode, LedgerError, invalid_parameter
 from ledgerproject.formats import digits_to_int
 
 DEFAULT_LIMIT = 100
@@ -40,10 +40,6 @@ def approx_size(row: Any) -> int:
     return size
 
 
-def _bad(param: str, message: str) -> LedgerError:
-    return LedgerError(ErrorCode.INVALID_QUERY_PARAMETER, message, fields={param: message})
-
-
 def refuse_unknown_parameters(request: Request, known: Iterable[str]) -> None:
     """A list answers 400 0082 to a query parameter it does not know (``page`` above all: a
     client paging by number would otherwise get page one forever). ``metadata.<key>`` is known
@@ -53,7 +49,7 @@ def refuse_unknown_parameters(request: Request, known: Iterable[str]) -> None:
         if name in allowed or (name.startswith("metadata.") and "metadata" in allowed):
             continue
         shown = name.replace("\x00", "")[:100]
-        raise _bad(
+        raise invalid_parameter(
             shown,
             f"Unknown query parameter '{shown}'. Lists are paged with `cursor` (the opaque value "
             'of the Link rel="next" header) and `limit`; the known parameters here are '
@@ -86,7 +82,7 @@ def decode_cursor(cursor: str, *, timestamped: bool = True) -> tuple[Any, uuid.U
             raise ValueError(first)
         return first, uuid.UUID(str(pk))
     except (ValueError, TypeError, OverflowError, json.JSONDecodeError, binascii.Error):
-        raise _bad("cursor", "The cursor is not valid.") from None
+        raise invalid_parameter("cursor", "The cursor is not valid.") from None
 
 
 class KeysetPage:
@@ -108,7 +104,7 @@ class KeysetPage:
         else:
             limit = digits_to_int(raw_limit)
             if limit is None or limit < 1:
-                raise _bad("limit", "limit must be a positive integer.")
+                raise invalid_parameter("limit", "limit must be a positive integer.")
             self.limit = limit
             if self.limit > MAX_LIMIT:
                 raise LedgerError(
@@ -118,7 +114,7 @@ class KeysetPage:
                 )
         order = (params.get("sort_order") or "asc").lower()
         if order not in {"asc", "desc"}:
-            raise _bad("sort_order", "sort_order must be asc or desc.")
+            raise invalid_parameter("sort_order", "sort_order must be asc or desc.")
         self.descending = order == "desc"
         cursor = params.get("cursor")
         self.cursor = decode_cursor(cursor, timestamped=keys[0] == "created_at") if cursor else None
