@@ -5,12 +5,9 @@ Content-Type, as JSON (a string, or ``{"dsl": "<text>"}``), or as the one part o
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
-from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import HttpResponse
-from django.http.multipartparser import MultiPartParserError
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
@@ -18,12 +15,10 @@ from rest_framework.response import Response
 
 from ledgerproject.api.pagination import KeysetPage
 from ledgerproject.api.schema import COMMON_ERRORS, TextOr, error_responses, page_parameters
-from ledgerproject.api.serializers import validated
 from ledgerproject.api.views import ScopedAPIView
-from ledgerproject.errors import ErrorCode, LedgerError
-from templates_dsl import limits, selectors, services
+from templates_dsl import selectors, services
 from templates_dsl.models import TransactionTemplate
-from templates_dsl.serializers import TemplateOut, TemplateTextIn
+from templates_dsl.serializers import TemplateOut, TemplateTextIn, template_text
 
 TEXT = "text/plain; charset=utf-8"
 TEMPLATE_TEXT = OpenApiResponse(
@@ -48,77 +43,6 @@ ERRORS = error_responses(*COMMON_ERRORS, 409)
 
 def text_response(text: str, status: int = 200) -> HttpResponse:
     return HttpResponse(text, status=status, content_type=TEXT)
-
-
-def media_type(request: Request) -> str:
-    return (request.content_type or "").split(";", 1)[0].strip().lower()
-
-
-def checked_text(raw: bytes) -> str:
-    """Template text from its UTF-8 bytes: bounded (413), decoded, not empty (0049)."""
-    if len(raw) > limits.MAX_TEMPLATE_BYTES:
-        raise RequestDataTooBig("The template text is larger than MAX_TEMPLATE_BYTES.")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise LedgerError(ErrorCode.BAD_REQUEST, "The template text must be UTF-8.") from None
-    if not text.strip():
-        raise LedgerError(ErrorCode.EMPTY_DSL, "The template text is empty.")
-    return text
-
-
-def uploaded_text(request: Request) -> str:
-    """The template of a ``multipart/form-data`` body (``curl -F dsl=@payment.tmpl``): the
-    part named ``dsl``, a file or a field, else the one file part whatever its name. Any other
-    part is refused (0053), as an unknown field of a JSON body is."""
-    django_request = request._request
-    # Read whole first (bounded: 413), then parsed from memory; by hand, because Django
-    # parses a multipart body by itself for a POST only, and a PUT takes one too.
-    body = io.BytesIO(django_request.body)
-    try:
-        fields, files = django_request.parse_file_upload(django_request.META, body)
-    except (MultiPartParserError, SuspiciousOperation) as exc:
-        raise LedgerError(ErrorCode.BAD_REQUEST, f"Malformed multipart body: {exc}") from None
-    uploads = [(name, f.read()) for name, found in files.lists() for f in found]
-    values = [(name, value.encode()) for name, found in fields.lists() for value in found]
-    parts = uploads + values
-    chosen = [part for part in parts if part[0] == "dsl"] or uploads
-    if not chosen:
-        raise LedgerError(
-            ErrorCode.MISSING_FIELDS,
-            "The multipart body has no template: send it as a file part named dsl.",
-            fields={"dsl": "required"},
-        )
-    if len(chosen) > 1:
-        raise LedgerError(
-            ErrorCode.BAD_REQUEST,
-            "The multipart body has several template parts: send one, named dsl.",
-            fields={"dsl": "several parts"},
-        )
-    others = sorted({part[0] for part in parts if part is not chosen[0]})
-    if others:
-        raise LedgerError(
-            ErrorCode.UNEXPECTED_FIELDS,
-            f"Unexpected parts in the multipart body: {', '.join(others)}; send only the "
-            "template, as a file part named dsl.",
-            fields={name: "unexpected part" for name in others},
-        )
-    return checked_text(chosen[0][1])
-
-
-def template_text(request: Request) -> str:
-    """The template text of a request, in any of its forms. With a JSON Content-Type, a body
-    that is a JSON object or string is the JSON form; any other is read as text, as before
-    there was a JSON form (template text never starts with ``{`` or ``"``)."""
-    raw = request._request.body
-    media = media_type(request)
-    if media == "multipart/form-data":
-        return uploaded_text(request)
-    if media == "application/json" and raw.lstrip()[:1] in (b"{", b'"'):
-        data = request.data
-        text = data if isinstance(data, str) else validated(TemplateTextIn, data)["dsl"]
-        return checked_text(text.encode())
-    return checked_text(raw)
 
 
 class TemplateView(ScopedAPIView):

@@ -1,7 +1,7 @@
 """The code's layering, read from the imports of every module (not run):
 
 - the domain knows nothing of HTTP: no module of the four apps outside ``views``,
-  ``serializers``, ``urls`` and ``filters`` imports ``ledgerproject.api``;
+  ``serializers``, ``urls``, ``filters`` and ``schema`` imports ``ledgerproject.api``;
 - apps depend in one direction, outbox <- organizations <- instruments <- templates_dsl <-
   transactions: an app imports only itself and the apps to its left;
 - no project module is imported inside a function (the usual way to dodge a cycle).
@@ -16,7 +16,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 APPS = ["outbox", "organizations", "instruments", "templates_dsl", "transactions"]
-HTTP_MODULES = {"views", "serializers", "urls", "filters"}
+HTTP_MODULES = {"views", "serializers", "urls", "filters", "schema"}
 PROJECT = (*APPS, "ledgerproject")
 
 

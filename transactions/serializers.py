@@ -5,20 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema_field
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ledgerproject.amounts import MAX_AMOUNT
 from ledgerproject.api.fields import MetadataField, StrictIntegerField, TimestampField, declared
 from ledgerproject.api.schema import (
-    COMMON_ERRORS,
-    NO_NUL,
     ErrorSerializer,
-    date_parameter,
-    error_responses,
-    metadata_parameter,
-    page_parameters,
-    text_parameter,
 )
 from ledgerproject.api.serializers import InputSerializer
 from ledgerproject.errors import ErrorCode, LedgerError
@@ -330,20 +323,5 @@ class ChartOut(serializers.Serializer):
 
 
 # The endpoints' documented parameters and answers (drf-spectacular), beside the shapes.
-
-ERRORS = error_responses(*COMMON_ERRORS, 409, 422)
-
-LIST_PARAMS = [
-    date_parameter("beginDate", "Inclusive date or timestamp."),
-    date_parameter("endDate", "Inclusive date or timestamp."),
-    text_parameter("assetCode"),
-    text_parameter("status", many=True),
-    text_parameter("type", description="Template code."),
-    OpenApiParameter("parentTransactionId", {"type": "string", "format": "uuid"}),
-    metadata_parameter(),
-    *page_parameters(),
-]
-IDEMPOTENCY_KEY = {"type": "string", "minLength": 1, "maxLength": 255, "pattern": NO_NUL}
-
 
 renderers.register(Transaction, "transaction", transaction_data, plain=True)

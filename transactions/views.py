@@ -24,20 +24,24 @@ from ledgerproject.formats import digits_to_int, parse_timestamp, render_timesta
 from organizations.models import Account
 from organizations.selectors import parse_id
 from templates_dsl.inline import template_from_json, template_from_text
-from templates_dsl.views import checked_text, media_type, uploaded_text
+from templates_dsl.serializers import checked_text, media_type, uploaded_text
 from transactions import answers, engine, idempotency, inline_schema, selectors, states
 from transactions.filters import TransactionFilter
 from transactions.models import Transaction
 from transactions.rendering import transaction_data
-from transactions.serializers import (
+from transactions.schema import (
     ERRORS,
-    IDEMPOTENCY_KEY,
+    KEY_HEADERS,
     LIST_PARAMS,
+    POST_PARAMS,
+    POST_RESPONSES,
+    replayed_on,
+)
+from transactions.serializers import (
     BatchItemOut,
     ChartIn,
     ChartOut,
     CommitIn,
-    DryRunOut,
     InlineDslIn,
     InlineJsonIn,
     OperationOut,
@@ -47,64 +51,6 @@ from transactions.serializers import (
     TransactionIn,
     TransactionOut,
 )
-
-# What the posting endpoints document (OpenAPI): each header once, each status as answered.
-# Both spellings of the key are read (``_key``); the schema names one, so that a generated
-# client has one argument for it (docs/CLIENTS.md).
-KEY_HEADERS = [
-    OpenApiParameter(
-        "Idempotency-Key",
-        IDEMPOTENCY_KEY,
-        OpenApiParameter.HEADER,
-        description="A key for this request, scoped to the ledger: a repeat with the same key "
-        "and body answers the first answer again and posts nothing. The header "
-        "`idempotencyKey` is accepted too; send one of the two.",
-    ),
-    OpenApiParameter(
-        "tolerance",
-        {"type": "integer", "minimum": 0, "maximum": idempotency.MAX_TOLERANCE},
-        OpenApiParameter.HEADER,
-        description="Seconds: the key's lifetime; without a key, a non-zero tolerance answers "
-        "an identical body within it as a replay.",
-    ),
-]
-
-
-def _replayed_on(*statuses: int) -> OpenApiParameter:
-    return OpenApiParameter(
-        "Idempotent-Replayed",
-        str,
-        OpenApiParameter.HEADER,
-        response=list(statuses),
-        description="`true` when the idempotency key's first answer is replayed.",
-    )
-
-
-POST_PARAMS = [
-    OpenApiParameter("dryRun", bool, description="Check and simulate; write nothing."),
-    *KEY_HEADERS,
-    OpenApiParameter(
-        answers.DRY_RUN_HEADER,
-        str,
-        OpenApiParameter.HEADER,
-        response=[200],
-        description="`true` on a dry run's answer: nothing was written.",
-    ),
-    _replayed_on(201),  # a replay answers the first answer's status, and a posting's is 201
-]
-POST_RESPONSES = {
-    201: OpenApiResponse(
-        TransactionOut,
-        description="The transaction posted; or, with the header `Idempotent-Replayed: true`, "
-        "the first answer to the same idempotency key, replayed (nothing was posted).",
-    ),
-    200: OpenApiResponse(
-        DryRunOut,
-        description="A dry run (`?dryRun=true`): what would be written, marked `dryRun: "
-        "true`, with the header `Dry-Run: true`; nothing was written.",
-    ),
-    **ERRORS,
-}
 
 
 def render_transactions(rows: list[Transaction]) -> list[Any]:
@@ -255,7 +201,7 @@ class TransactionBatch(ScopedAPIView):
 
     @extend_schema(
         request=TransactionBatchIn,
-        parameters=[*KEY_HEADERS, _replayed_on(200, 201)],
+        parameters=[*KEY_HEADERS, replayed_on(200, 201)],
         responses={
             201: OpenApiResponse(
                 TransactionOut(many=True),
