@@ -33,7 +33,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from outbox.events import event_body
@@ -53,7 +53,6 @@ class Claim:
 
     delivery_id: uuid.UUID
     lease: uuid.UUID
-    organization_id: uuid.UUID
     url: str
     body: bytes
     headers: list[tuple[str, str]]
@@ -108,6 +107,11 @@ def backoff(attempts: int) -> dt.timedelta:
     return dt.timedelta(seconds=random.uniform(ceiling / 2, ceiling))
 
 
+def _lease() -> dt.timedelta:
+    """How long a claim holds its delivery: the attempt's deadline, then ``LEASE_GRACE``."""
+    return dt.timedelta(seconds=settings.WEBHOOK_TIMEOUT + LEASE_GRACE)
+
+
 def _organizations_at_capacity(now: dt.datetime) -> list[uuid.UUID]:
     in_flight = (
         Delivery.objects.filter(leased_until__gt=now)
@@ -144,8 +148,7 @@ def claim() -> Claim | None:
             return None
         delivery.attempts += 1
         delivery.lease = uuid.uuid4()
-        lasts = settings.WEBHOOK_TIMEOUT + LEASE_GRACE
-        delivery.leased_until = now + dt.timedelta(seconds=lasts)
+        delivery.leased_until = now + _lease()
         delivery.updated_at = now
         delivery.save(update_fields=["attempts", "lease", "leased_until", "updated_at"])
     subscription, event = delivery.subscription, delivery.event
@@ -160,7 +163,6 @@ def claim() -> Claim | None:
     return Claim(
         delivery_id=delivery.pk,
         lease=delivery.lease,
-        organization_id=subscription.organization_id,
         url=subscription.url,
         body=body,
         headers=headers,
@@ -191,17 +193,14 @@ def recover(*, batch: int = 100) -> int:
             .order_by("leased_until", "id")
             .select_for_update(skip_locked=True)[:batch]
         )
+        lasted = Answer(
+            error="No outcome was recorded: the worker stopped during the attempt (its lease "
+            "lapsed).",
+            duration_ms=int(_lease().total_seconds() * 1000),
+        )
         for delivery in lapsed:
             assert delivery.leased_until is not None
-            lasted = settings.WEBHOOK_TIMEOUT + LEASE_GRACE
-            error = (
-                "No outcome was recorded: the worker stopped during the attempt (its lease lapsed)."
-            )
-            _close_attempt(
-                delivery,
-                Answer(error=error, duration_ms=int(lasted * 1000)),
-                delivery.leased_until - dt.timedelta(seconds=lasted),
-            )
+            _close_attempt(delivery, lasted, delivery.leased_until - _lease())
         return len(lapsed)
 
 
@@ -246,11 +245,15 @@ def _note(subscription_id: Any, answer: Answer, now: dt.datetime) -> None:
             consecutive_failures=0, suspended_until=None
         )
         return
-    error = answer.error or f"The receiver answered {answer.status_code}: {answer.body[:200]}"
-    subscriptions.update(
-        consecutive_failures=F("consecutive_failures") + 1, last_error=error, last_error_at=now
+    subscription = subscriptions.select_for_update().get()  # after the delivery's row
+    subscription.consecutive_failures += 1
+    subscription.last_error = (
+        answer.error or f"The receiver answered {answer.status_code}: {answer.body[:200]}"
     )
-    failures = subscriptions.values_list("consecutive_failures", flat=True).first() or 0
-    beyond = failures - settings.WEBHOOK_SUSPEND_AFTER + 1
+    subscription.last_error_at = now
+    beyond = subscription.consecutive_failures - settings.WEBHOOK_SUSPEND_AFTER + 1
     if beyond >= 1:
-        subscriptions.update(suspended_until=now + backoff(beyond))
+        subscription.suspended_until = now + backoff(beyond)
+    subscription.save(
+        update_fields=["consecutive_failures", "last_error", "last_error_at", "suspended_until"]
+    )

@@ -74,12 +74,10 @@ def check_destination(url: str) -> str:
     deadline = time.monotonic() + REGISTRATION_RESOLVE_TIMEOUT
     try:
         network.destinations(url, deadline=deadline, allow_private=False)
-    except network.Unresolved:
-        return url
+    except (network.Unresolved, TimeoutError):
+        pass  # checked at every delivery
     except network.Refused as refused:
         raise _bad_url(f"The URL cannot receive webhooks: {refused}.") from None
-    except TimeoutError:
-        return url
     return url
 
 
