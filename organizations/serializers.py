@@ -16,6 +16,7 @@ from ledgerproject.api.fields import (
     StrictIntegerField,
     TimestampField,
     declared,
+    pattern_field,
 )
 from ledgerproject.api.serializers import InputSerializer
 from ledgerproject.errors import ErrorCode, LedgerError
@@ -294,7 +295,7 @@ class AccountCreateIn(AccountEditableIn):
 
     unmodifiable = TIMESTAMPS | LEDGER_IDS | {"balance"}
     assetCode = serializers.CharField(max_length=100, source="asset_code")
-    alias = serializers.RegexField(ALIAS_PATTERN, max_length=101, required=False)
+    alias = pattern_field(ALIAS_PATTERN, max_length=101, required=False)
     type = serializers.CharField(max_length=100, required=False)
     parentAccountId = serializers.UUIDField(
         source="parent_account_id", required=False, allow_null=True
@@ -306,7 +307,7 @@ class AccountUpdateIn(AccountEditableIn):
     ``account_update``)."""
 
     unmodifiable = TIMESTAMPS | LEDGER_IDS | {"balance", "assetCode", "type", "parentAccountId"}
-    alias = serializers.RegexField(ALIAS_PATTERN, max_length=101, required=False)
+    alias = pattern_field(ALIAS_PATTERN, max_length=101, required=False)
 
 
 class LedgerBalanceOut(serializers.Serializer):

@@ -27,7 +27,7 @@ from transactions.money import CREDIT, DEBIT, Leg, Step
 
 @dataclass
 class PostingRequest:
-    """One posting as an entry point parsed it (or why it was refused while parsing).
+    """One posting as an entry point parsed it.
     ``inline``: the checked template the request carried, posted with no stored template."""
 
     template_code: str = ""
@@ -38,7 +38,6 @@ class PostingRequest:
     parent_id: uuid.UUID | None = None
     expires_at: dt.datetime | None = None
     claim: idempotency.Claim | None = None
-    refused: LedgerError | None = None
     inline: Template | None = None
 
 

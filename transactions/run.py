@@ -67,9 +67,6 @@ class Run:
 
     def replay_known(self) -> None:
         """Before any work: the items whose keys were already answered replay that answer."""
-        for index, request in enumerate(self.requests):
-            if request.refused is not None:
-                self.refuse(index, request.refused)
         claims = [c for i in self.open() if (c := self.requests[i].claim)]
         self._replay_from(idempotency.answered(self.ledger, claims))
 

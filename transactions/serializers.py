@@ -9,13 +9,20 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ledgerproject.amounts import MAX_AMOUNT
-from ledgerproject.api.fields import MetadataField, StrictIntegerField, TimestampField, declared
+from ledgerproject.api.fields import (
+    MetadataField,
+    StrictIntegerField,
+    TimestampField,
+    declared,
+    pattern_field,
+)
 from ledgerproject.api.schema import (
     ErrorSerializer,
 )
 from ledgerproject.api.serializers import InputSerializer
 from ledgerproject.errors import ErrorCode, LedgerError
 from outbox import renderers
+from templates_dsl.lexer import NAME_RE
 from templates_dsl.limits import MAX_TEMPLATE_BYTES
 from transactions import selectors
 from transactions.engine import MAX_BATCH
@@ -79,7 +86,12 @@ class PostingOptionsIn(InputSerializer):
 
 
 class TransactionIn(PostingOptionsIn):
-    transactionTypeCode = serializers.CharField(max_length=100, source="template_code")
+    transactionTypeCode = pattern_field(
+        f"^{NAME_RE.pattern}$",
+        max_length=100,
+        source="template_code",
+        help_text="The code of a stored template of this ledger.",
+    )
 
     def get_fields(self) -> dict[str, serializers.Field]:
         """The template's code first, as clients write it (and as errors and the schema list it)."""
@@ -99,10 +111,8 @@ class TransactionIn(PostingOptionsIn):
         pending = data.get("pending")
         if not (
             type(code) is str
-            and 0 < len(code) <= 100
-            and code.isascii()
-            and code.isprintable()
-            and code.strip() == code
+            and len(code) <= 100
+            and NAME_RE.fullmatch(code) is not None
             and (variables is _MISSING or type(variables) is dict)
             and (pending is None or type(pending) is bool)
         ):
@@ -156,11 +166,11 @@ class TransactionBatchItemIn(TransactionIn):
 
 @extend_schema_field(TransactionBatchItemIn(many=True))
 class BatchItemsField(serializers.ListField):
-    """The items, each parsed on its own (an item's error is answered in its place)."""
+    """The items, each parsed on its own (an error names the item)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(
-            child=serializers.DictField(), allow_empty=False, max_length=MAX_BATCH, **kwargs
+            child=serializers.JSONField(), allow_empty=False, max_length=MAX_BATCH, **kwargs
         )
 
 

@@ -28,6 +28,7 @@ from templates_dsl.serializers import checked_text, media_type, uploaded_text
 from transactions import answers, engine, idempotency, inline_schema, selectors, states
 from transactions.filters import TransactionFilter
 from transactions.models import Transaction
+from transactions.prepare import item_error
 from transactions.rendering import transaction_data
 from transactions.schema import (
     ERRORS,
@@ -184,12 +185,14 @@ def text_body(request: Request) -> str:
     return checked_text(request._request.body)
 
 
-def _batch_item(item: Any, ttl: int) -> engine.PostingRequest:
-    """Parse one item of a batch; a refusal is kept on the item, to be answered in place."""
+def _batch_item(index: int, item: Any, ttl: int) -> engine.PostingRequest:
+    """Parse one item of a batch. An item that does not match the schema refuses the whole
+    batch, atomic or not (400, ``fields.index``): the request is malformed, and nothing of it
+    is posted. Only a well-formed item's refusal by a rule is answered in its place."""
     try:
         data = validated(TransactionBatchItemIn, item)
-    except Exception as exc:  # noqa: BLE001 - every parsing failure becomes the item's error
-        return engine.PostingRequest(refused=api_error_for(exc))
+    except Exception as exc:  # noqa: BLE001 - every parsing failure is the batch's
+        raise item_error(index, api_error_for(exc)) from None
     key = data.pop("idempotency_key", None)
     body = {k: v for k, v in item.items() if k != "idempotencyKey"}
     claim = idempotency.Claim(key, idempotency.request_hash(body), ttl) if key else None
@@ -221,7 +224,7 @@ class TransactionBatch(ScopedAPIView):
             idempotency.parse_tolerance(_header(request, "HTTP_TOLERANCE"))
             or idempotency.DEFAULT_TTL
         )
-        items = [_batch_item(item, ttl) for item in data["transactions"]]
+        items = [_batch_item(i, item, ttl) for i, item in enumerate(data["transactions"])]
         result = engine.post_batch(self.ledger, items, atomic=data["atomic"], claim=claim)
         return _respond(*answers.batch(result, atomic=data["atomic"]))
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
+from django.core.exceptions import ValidationError
+from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -13,6 +16,23 @@ from ledgerproject.formats import (
     render_timestamp,
 )
 from ledgerproject.metadata import MAX_KEYS, MAX_VALUE_LENGTH, validate_metadata
+
+
+class _WholeMatch(RegexValidator):
+    """A regular expression the whole value must match, as JSON Schema's ``pattern`` anchored
+    with ``^...$`` means it: Python's ``$`` also matches before a final newline."""
+
+    def __call__(self, value: Any) -> None:
+        if not isinstance(value, str) or self.regex.fullmatch(value) is None:
+            raise ValidationError(self.message, code=self.code)
+
+
+def pattern_field(pattern: str, **kwargs: Any) -> serializers.CharField:
+    """A string that must match ``pattern`` (``^...$``) exactly as sent, not trimmed first: what
+    the schema declares is what the server accepts, byte for byte."""
+    validator = _WholeMatch(re.compile(pattern), message=f"Must match {pattern}.")
+    return serializers.CharField(trim_whitespace=False, validators=[validator], **kwargs)
+
 
 STATUS_DEFAULT = {"status_code": "ACTIVE", "status_description": None}
 

@@ -56,18 +56,15 @@ NO_NUL = "^[^\\u0000]*$"
 # string would only say "no NUL" (JSON Schema has one ``pattern`` per schema, so each of these
 # excludes NUL itself). By field name, on request strings with no pattern or enum of their own:
 # an asset or instrument code names an instrument (instruments/services.py, CODE_PATTERN; 422
-# 0034 when none has it), a template code is a name of the template language
-# (templates_dsl/lexer.py, NAME_RE; 404 0007), an account's ``type`` is anything but
-# ``external`` (422 0074: those accounts come with their instrument).
+# 0034 when none has it), an account's ``type`` is anything but ``external`` (422 0074: those
+# accounts come with their instrument).
 INSTRUMENT_CODE = "^[A-Z0-9]+$"
-TEMPLATE_CODE = "^[A-Za-z0-9_.\\-/]+$"
 REAL_PATTERNS = {
     "assetCode": INSTRUMENT_CODE,
     "baseAssetCode": INSTRUMENT_CODE,
     "counterAssetCode": INSTRUMENT_CODE,
     "baseInstrumentCode": INSTRUMENT_CODE,
     "counterInstrumentCode": INSTRUMENT_CODE,
-    "transactionTypeCode": TEMPLATE_CODE,
     "type": "^(?!external$)[^\\u0000]*$",
 }
 LIMIT_SCHEMA = {"type": "integer", "minimum": 1, "maximum": 1000}
@@ -167,6 +164,33 @@ class StrictIntegerSchema(OpenApiSerializerFieldExtension):
         if self.target.max_value is not None:
             schema["maximum"] = self.target.max_value
         return schema
+
+
+def one_schema_for_blank(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """A postprocessing hook. drf-spectacular offers a string that may be blank and has a pattern
+    as ``oneOf: [the pattern, maxLength 0]``; where the pattern is only "no NUL", which a blank
+    string matches too, a blank value would match both and JSON Schema's oneOf refuse it. Such
+    a field's schema is its first alternative alone."""
+
+    def visit(node: Any) -> None:
+        if isinstance(node, list):
+            for item in node:
+                visit(item)
+        elif isinstance(node, dict):
+            alternatives = node.get("oneOf")
+            if (
+                isinstance(alternatives, list)
+                and len(alternatives) == 2
+                and alternatives[0].get("pattern") == NO_NUL
+                and alternatives[1] == {"type": "string", "maxLength": 0}
+            ):
+                del node["oneOf"]
+                node.update(alternatives[0])
+            for value in node.values():
+                visit(value)
+
+    visit(result)
+    return result
 
 
 class LedgerAutoSchema(AutoSchema):

@@ -58,7 +58,7 @@ def test_it_refuses_an_external_alias(api, ledger_url, usd, alias):
     assert api.get(url).json()["alias"] == "@mine"
 
 
-@pytest.mark.parametrize("alias", ["wallet", "@", "@a b", "@" + "x" * 101, 7, None])
+@pytest.mark.parametrize("alias", ["wallet", "@", "@a b", "@" + "x" * 101, 7, None, "@mine\n"])
 def test_it_refuses_a_malformed_alias(api, ledger_url, usd, alias):
     url = f"{ledger_url}/accounts/{account(api, ledger_url)['id']}"
     assert "alias" in assert_error(api.patch(url, {"alias": alias}), 400, "0047")["fields"]

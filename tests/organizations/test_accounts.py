@@ -110,7 +110,9 @@ def test_it_refuses_an_asset_code_that_is_not_an_active_instrument(
     assert_error(api.post(f"{ledger_url}/accounts", {"assetCode": "USD"}), 422, "0034")
 
 
-@pytest.mark.parametrize("alias", ["alice", "@", "@a b", "@a!", "@" + "x" * 101, 12])
+@pytest.mark.parametrize(
+    "alias", ["alice", "@", "@a b", "@a!", "@" + "x" * 101, 12, "@alice ", " @alice", "@alice\n"]
+)
 def test_it_refuses_a_malformed_alias(api, ledger_url, usd, alias):
     body = {"assetCode": "USD", "alias": alias}
     assert "alias" in assert_error(api.post(f"{ledger_url}/accounts", body), 400, "0047")["fields"]

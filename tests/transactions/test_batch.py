@@ -93,32 +93,46 @@ def test_it_answers_each_item_of_a_non_atomic_batch(book):
 def test_it_gives_items_the_same_errors_as_single_postings(book):
     book.fund("@alice", 1_000)
     cases = [
-        {"variables": {}},
-        {"transactionTypeCode": "FUND", "surprise": 1},
         {"transactionTypeCode": "FUND", "variables": {"account": "@bob"}},
         pay(10, source="@bob", destination="@bob"),
         pay(10, parentTransactionId="0190a5e0-0000-7000-8000-000000000000"),
-        pay(10, pending="yes"),
+        pay(10_000),
     ]
     singles = [book.post(case).json() for case in cases]
     response = post_batch(book, cases, atomic=False)
     assert response.status_code == 200, response.content
     items = response.json()
-    assert [item["error"]["code"] for item in items] == [s["code"] for s in singles]
-    assert [item["error"]["code"] for item in items] == [
-        "0009",
-        "0053",
-        "0009",
-        "0090",
-        "0021",
-        "0047",
-    ]
+    assert [item["error"]["code"] for item in items] == ["0009", "0090", "0021", "0018"]
     assert [item["error"] for item in items] == singles
     for index, case in enumerate(cases):
         response = post_batch(book, [fund("@bob", 1), case])
         body = response.json()
         assert response.status_code == items[index]["status"], body
         assert body["code"] == singles[index]["code"] and body["fields"]["index"] == "1"
+
+
+@pytest.mark.parametrize("atomic", [True, False])
+def test_an_item_that_does_not_match_the_schema_refuses_the_whole_batch(book, atomic):
+    """Atomic or not: a malformed item is a malformed request (400 naming the item, the code a
+    single posting gets), and nothing of the batch is posted. Only rules answer per item."""
+    malformed = [
+        ({"variables": {}}, "0009"),
+        ({"transactionTypeCode": "FUND", "surprise": 1}, "0053"),
+        (pay(10, pending="yes"), "0047"),
+        ({"transactionTypeCode": 7}, "0047"),
+        ({"transactionTypeCode": "FUND "}, "0047"),
+        ({"transactionTypeCode": "FUND\n"}, "0047"),
+        ({"transactionTypeCode": "a*b"}, "0047"),
+        ("FUND", "0047"),
+    ]
+    for case, code in malformed:
+        single = book.post(case)
+        assert single.status_code == 400 and single.json()["code"] == code, single.content
+        response = post_batch(book, [fund("@bob", 1), pay(10_000), case], atomic=atomic)
+        body = assert_error(response, 400, code)
+        assert body["fields"]["index"] == "2"
+        assert body["description"] == f"transactions[2]: {single.json()['description']}"
+    assert Transaction.objects.filter(type="FUND").count() == 0
 
 
 def test_it_refuses_malformed_batches(book):
