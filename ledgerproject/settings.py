@@ -263,6 +263,8 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "ledgerproject.api.schema.one_schema_for_blank",
+        # Summaries, descriptions and examples written for clients, in place of docstrings.
+        "ledgerproject.api.operations.describe_for_clients",
     ],
 }
 

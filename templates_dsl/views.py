@@ -25,19 +25,14 @@ TEMPLATE_TEXT = OpenApiResponse(
     {"type": "string"}, description="Template text (text/plain; charset=utf-8)."
 )
 # The schema names the text and its JSON form; any other Content-Type and a multipart upload
-# are read too (``template_text``), and said in the operations' descriptions. A third media type
+# are read too (``template_text``), and said in the operations' descriptions
+# (ledgerproject/api/operations.py). A third media type
 # here would break clients made by openapi-python-client 0.29 (a required body of several
 # types is typed ``| Unset`` without importing ``Unset``: the module does not import).
 TEXT_BODY = {
     "text/plain": {"type": "string", "minLength": 1},
     "application/json": TextOr(TemplateTextIn, "The template text, as a JSON string."),
 }
-BODY_FORMS = (
-    "The body is the template text whatever its Content-Type (text/plain, "
-    "application/octet-stream, none); or, with Content-Type application/json, the text as a "
-    'JSON string or `{"dsl": "<text>"}`; or a multipart/form-data upload whose one part '
-    "(named `dsl`, or the only file part) is the text."
-)
 ERRORS = error_responses(*COMMON_ERRORS, 409)
 
 
@@ -79,7 +74,6 @@ class TemplateCollection(TemplateView):
 
     @extend_schema(
         operation_id="transaction_templates_create",
-        description=f"Store a template. {BODY_FORMS}",
         request=TEXT_BODY,
         responses={(201, "text/plain"): TEMPLATE_TEXT, **ERRORS},
     )
@@ -98,7 +92,6 @@ class TemplateByType(TemplateView):
 
 class TemplateItem(TemplateByType):
     @extend_schema(
-        description=f"Replace a template's text (its code stays). {BODY_FORMS}",
         request=TEXT_BODY,
         responses={(200, "text/plain"): TEMPLATE_TEXT, **ERRORS},
     )

@@ -9,15 +9,18 @@ import re
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import jsonschema  # type: ignore[import-untyped]
 import pytest
 
 from instruments.services import CODE_PATTERN
+from ledgerproject.api.operations import OPERATIONS
 from organizations.models import Account
 from templates_dsl.lexer import NAME_RE
 from tests.transactions.conftest import FUND, Book, make_book
 
 LEDGER = "/v1/organizations/{organization_id}/ledgers/{ledger_id}"
 POSTINGS = ("/transactions", "/transactions/dsl", "/transactions/json")
+LEDGER_PATH_ORG = "/v1/organizations/{organization_id}/ledgers"
 
 
 @pytest.fixture
@@ -212,3 +215,145 @@ def test_an_amount_of_38_digits_is_not_declared_an_int64(schema, book):
     account = book.accounts["@alice"]["id"]
     body = {"overdraftLimit": {"amount": 2**63, "scale": 0}}
     assert book.api.patch(f"{book.url}/accounts/{account}", body).status_code == 200
+
+
+# What the docs page (/v1/docs/) shows is written for the caller: words of the code that
+# implements an operation have no place in it.
+IMPLEMENTATION_WORDS = re.compile(
+    r"serializer|subclass|queryset|``|view's scope|docstring|\bself\b|\.py\b|selectors?\b"
+    r"|services?\.|\bkwargs\b|perform_",
+    re.IGNORECASE,
+)
+METHODS = ("get", "put", "post", "patch", "delete")
+
+
+def operations(schema: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [
+        (path, method, operation)
+        for path, item in schema["paths"].items()
+        for method, operation in item.items()
+        if method in METHODS
+    ]
+
+
+def test_every_operation_has_a_summary_and_a_description(schema):
+    missing = [
+        (method, path)
+        for path, method, operation in operations(schema)
+        if not str(operation.get("summary", "")).strip()
+        or not str(operation.get("description", "")).strip()
+    ]
+    assert missing == []
+    too_long = [o["summary"] for _, _, o in operations(schema) if len(o["summary"]) > 60]
+    assert too_long == []
+
+
+def test_no_text_of_the_schema_is_written_for_maintainers(schema):
+    found: list[str] = []
+
+    def visit(node: Any, where: str) -> None:
+        if isinstance(node, list):
+            for index, item in enumerate(node):
+                visit(item, f"{where}/{index}")
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                text = key in {"summary", "description"} and isinstance(value, str)
+                if text and IMPLEMENTATION_WORDS.search(value):
+                    found.append(f"{where}/{key}: {value[:80]}")
+                visit(value, f"{where}/{key}")
+
+    visit(schema, "")
+    assert found == []
+
+
+def validator_for(schema: dict[str, Any], body_schema: dict[str, Any]) -> Any:
+    """A validator of a body against its schema, the schema's components in reach of its $refs;
+    ``nullable`` (OpenAPI 3.0) read as JSON Schema's ``null`` type."""
+
+    def nullable(node: Any) -> Any:
+        if isinstance(node, list):
+            return [nullable(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        node = {key: nullable(value) for key, value in node.items()}
+        if node.pop("nullable", False):
+            return {"anyOf": [node, {"type": "null"}]}
+        return node
+
+    document = nullable({**body_schema, "components": schema["components"]})
+    return jsonschema.Draft7Validator(document, format_checker=jsonschema.FormatChecker())
+
+
+def test_every_request_body_has_an_example_its_schema_accepts(schema):
+    bodies = [
+        (f"{method} {path} {media}", content)
+        for path, method, operation in operations(schema)
+        for media, content in operation.get("requestBody", {}).get("content", {}).items()
+    ]
+    assert len(bodies) >= 30
+    without, refused = [], []
+    for where, content in bodies:
+        examples = list(content.get("examples", {}).values())
+        if "example" in content:
+            examples.append({"value": content["example"]})
+        if not examples:
+            without.append(where)
+        validator = validator_for(schema, content["schema"])
+        for example in examples:
+            errors = [e.message for e in validator.iter_errors(example["value"])]
+            if errors:
+                refused.append((where, errors))
+    assert without == []
+    assert refused == []
+
+
+def test_every_operation_described_is_one_the_schema_has(schema):
+    ids = {operation["operationId"] for _, _, operation in operations(schema)}
+    assert set(OPERATIONS) == ids
+
+
+def test_the_examples_of_a_first_session_are_accepted_as_they_are(api, schema):
+    """Organization, ledger, instrument, accounts, templates, then postings: each example the
+    schema offers for these bodies is answered 201 (a posting's, or 200 for a dry run)."""
+
+    def examples(path: str, method: str, media: str = "application/json") -> list[Any]:
+        content = schema["paths"][path][method]["requestBody"]["content"][media]
+        return [example["value"] for example in content["examples"].values()]
+
+    def post(url: str, body: Any, status: int = 201, **extra: Any) -> Any:
+        response = api.post(url, body, **extra)
+        assert response.status_code == status, (url, body, response.content)
+        return response.json() if "json" in response["Content-Type"] else response
+
+    org = post("/v1/organizations", examples("/v1/organizations", "post")[0])
+    ledger = post(f"/v1/organizations/{org['id']}/ledgers", *examples(LEDGER_PATH_ORG, "post"))
+    url = f"/v1/organizations/{org['id']}/ledgers/{ledger['id']}"
+    for body in examples(LEDGER + "/instruments", "post"):
+        post(f"{url}/instruments", body)
+    for body in examples(LEDGER + "/accounts", "post"):
+        post(f"{url}/accounts", body)
+    post(f"{url}/accounts", {"assetCode": "BRL", "alias": "@fees/platform"})
+    templates = LEDGER + "/transaction-templates"
+    for text in examples(templates, "post", "text/plain"):
+        post(f"{url}/transaction-templates", text, content_type="text/plain")
+    for body in examples(templates, "post"):
+        post(f"{url}/transaction-templates", body)
+    item = templates + "/{code}"
+    plain = {"content_type": "text/plain"}
+    replacements = [(text, plain) for text in examples(item, "put", "text/plain")]
+    for body, extra in [*replacements, *((body, {}) for body in examples(item, "put"))]:
+        replaced = api.put(f"{url}/transaction-templates/PAYMENT_WITH_FEE", body, **extra)
+        assert replaced.status_code == 200, replaced.content
+    payment, pending, deposit = examples(LEDGER + "/transactions", "post")
+    post(f"{url}/transactions", deposit)
+    post(f"{url}/transactions", payment)
+    post(f"{url}/transactions?dryRun=true", pending, status=200)
+    for body in examples(LEDGER + "/transactions/batch", "post"):
+        answer = post(f"{url}/transactions/batch", body, status=201 if body["atomic"] else 200)
+        assert body["atomic"] or {item["status"] for item in answer} == {201}, answer
+    for body in examples(LEDGER + "/transactions/dsl", "post"):
+        post(f"{url}/transactions/dsl?dryRun=true", body, status=200)
+    for text in examples(LEDGER + "/transactions/dsl", "post", "text/plain"):
+        post(f"{url}/transactions/dsl?dryRun=true", text, 200, content_type="text/plain")
+    for body in examples(LEDGER + "/transactions/json", "post"):
+        post(f"{url}/transactions/json?dryRun=true", body, status=200)
