@@ -22,7 +22,6 @@ from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttrib
 from django.db.models.signals import ModelSignal, post_init, pre_init
 
 from ledgerproject.db import bind_arrays, cursor, field_of
-from ledgerproject.pipeline import execute_first
 
 M = TypeVar("M", bound=models.Model)
 Converter = Callable[[Any, Any, Any], Any]
@@ -77,7 +76,7 @@ class Select(Generic[M]):
     def fetch(self, params: Sequence[Any]) -> list[M]:
         width = len(self.fields)
         with cursor() as shared:
-            execute_first(shared, *bind_arrays(self.sql, params))
+            shared.execute(*bind_arrays(self.sql, params))
             rows = shared.fetchall()
         out = []
         for row in rows:
@@ -117,7 +116,7 @@ class Join:
 
     def fetch(self, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         with cursor() as shared:
-            execute_first(shared, *bind_arrays(self.sql, params))
+            shared.execute(*bind_arrays(self.sql, params))
             rows = shared.fetchall()
         out = []
         for row in rows:

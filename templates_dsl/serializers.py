@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
-from django.http.multipartparser import MultiPartParserError
+from django.http.multipartparser import MultiPartParser, MultiPartParserError
 from rest_framework import serializers
 from rest_framework.request import Request
 
@@ -67,12 +67,12 @@ def uploaded_text(request: Request) -> str:
     """The template of a ``multipart/form-data`` body (``curl -F dsl=@payment.tmpl``): the
     part named ``dsl``, a file or a field, else the one file part whatever its name. Any other
     part is refused (0053), as an unknown field of a JSON body is."""
-    django_request = request._request
     # Read whole first (bounded: 413), then parsed from memory; by hand, because Django
     # parses a multipart body by itself for a POST only, and a PUT takes one too.
-    body = io.BytesIO(django_request.body)
+    body = io.BytesIO(request.body)
     try:
-        fields, files = django_request.parse_file_upload(django_request.META, body)
+        parser = MultiPartParser(request.META, body, request.upload_handlers, request.encoding)
+        fields, files = parser.parse()
     except (MultiPartParserError, SuspiciousOperation) as exc:
         raise LedgerError(ErrorCode.BAD_REQUEST, f"Malformed multipart body: {exc}") from None
     uploads = [(name, f.read()) for name, found in files.lists() for f in found]
@@ -106,7 +106,7 @@ def template_text(request: Request) -> str:
     """The template text of a request, in any of its forms. With a JSON Content-Type, a body
     that is a JSON object or string is the JSON form; any other is read as text, as before
     there was a JSON form (template text never starts with ``{`` or ``"``)."""
-    raw = request._request.body
+    raw = request.body
     media = media_type(request)
     if media == "multipart/form-data":
         return uploaded_text(request)

@@ -4,12 +4,10 @@ command call it, and nothing below it.
 A posting goes: validation (the caller parsed the request) -> lookups (templates and parents,
 one query per kind at most) -> plan (the template and its variables make the legs) -> one
 durable database transaction: the accounts read and their balances locked in balance-id order,
-in one statement (``PostingLookups.lock_accounts``; a posting's first statement is also its
-connection's health check, ``pipeline.first_statement_checks``) -> checks (accounts' asset,
+in one statement (``PostingLookups.lock_accounts``) -> checks (accounts' asset,
 status and flags) -> idempotency keys taken -> the legs applied to the balances in memory
 (``money.BalanceBook``) -> one guarded write of transactions, operations and balances (the
-statements of the database transaction share one cursor, ``db.one_cursor``), which carries
-the COMMIT with it when nothing is written after it (``writes.write_posting``) -> the
+statements of the database transaction share one cursor, ``db.one_cursor``) -> COMMIT -> the
 caller renders the answer, once, after COMMIT, and records it on the key
 (``answers.record_answers``).
 
@@ -26,13 +24,11 @@ from collections.abc import Sequence
 from django.db import IntegrityError, transaction
 
 from ledgerproject.db import one_cursor
-from ledgerproject.pipeline import ConnectionGone, first_statement_checks
 from organizations import ledger_copies
 from organizations.models import Ledger
 from organizations.services import ensure_ledger_active
 from transactions import idempotency
 from transactions.dry_run import simulate
-from transactions.guards import GuardBroken
 from transactions.lookups import PostingLookups, TemplatesChanged
 from transactions.prepare import (
     Batch,
@@ -60,37 +56,17 @@ def _run(
         replay = idempotency.replay_of(claim, stored)
         if replay is not None:
             return Batch([], replay=replay)
-    cached, commits = True, True
-    with first_statement_checks():  # no health check round trip before a request's posting
-        while True:
-            try:
-                run = Run(ledger, requests, atomic)
-                return _attempt(run, claim, PostingLookups(ledger, cached=cached), commits=commits)
-            except ConnectionGone:
-                # The connection, kept from an earlier request, was found closed by the first
-                # statement: nothing was written. Posted again on a new connection.
-                continue
-            except TemplatesChanged:
-                # A template kept in this process changed: everything it planned (and refused) is
-                # forgotten, the transaction was rolled back, and the postings are planned again
-                # from the database.
-                if not cached:
-                    raise
-                ledger_copies.unconfirm(ledger)  # confirmed again in the new transaction
-                cached = False
-            except GuardBroken:
-                # Something was deleted while the write waited for its locks, and the write was to
-                # commit with it: the transaction was rolled back. Posted again the ordinary way,
-                # where the write answers false and the guard's refusal is explained.
-                if not commits:
-                    raise
-                ledger_copies.unconfirm(ledger)
-                commits = False
+    try:
+        return _attempt(Run(ledger, requests, atomic), claim, PostingLookups(ledger, cached=True))
+    except TemplatesChanged:
+        # A template kept in this process changed: everything it planned (and refused) is
+        # forgotten, the transaction was rolled back, and the postings are planned again from
+        # the database, once.
+        ledger_copies.unconfirm(ledger)  # confirmed again in the new transaction
+        return _attempt(Run(ledger, requests, atomic), claim, PostingLookups(ledger, cached=False))
 
 
-def _attempt(
-    run: Run, claim: idempotency.Claim | None, lookups: PostingLookups, *, commits: bool
-) -> Batch:
+def _attempt(run: Run, claim: idempotency.Claim | None, lookups: PostingLookups) -> Batch:
     ledger, requests, atomic = run.ledger, run.requests, run.atomic
     run.replay_known()
     run.plan(lookups)
@@ -114,8 +90,7 @@ def _attempt(
                 record = taken.mine[claim.key]
             repeats = run.take_keys()
             run.lock()
-            # Nothing is written after the postings' write but a batch key's outcome.
-            run.apply(skip=set(repeats), last=commits and claim is None)
+            run.apply(skip=set(repeats))
             run.raise_first_refusal()
             run.settle_keys(repeats)
             outcomes = [o for o in run.outcomes if o is not None]

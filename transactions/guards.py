@@ -64,11 +64,6 @@ def check_account(account: Account, direction: str, asset: str) -> None:
         )
 
 
-class GuardBroken(Exception):
-    """The guard did not hold at a write that was to commit with it (``writes.write_posting``
-    with ``commit``): nothing was written and the transaction rolled back."""
-
-
 @dataclass(frozen=True)
 class Guard:
     """After the locks: the ledger is active (and held against its delete), every asset is an

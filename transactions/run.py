@@ -221,11 +221,9 @@ class Run:
                 self.records[index] = taken.mine[key]
         return repeats
 
-    def apply(self, skip: set[int], *, last: bool = False) -> list[int]:
+    def apply(self, skip: set[int]) -> list[int]:
         """Lock, apply in order (each item sees the balances the ones before it left), write
-        under one guard. Answers the indexes posted. ``last``: nothing is written after the
-        postings' write, unless an item is refused (its key is let go after it), so the write
-        may carry the COMMIT (``writes.write_posting``)."""
+        under one guard. Answers the indexes posted."""
         items = [i for i in self.open() if i in self.prepared and i not in skip]
         steps = {i: opening_steps(self.prepared[i].transaction, self.prepared[i].legs)
                  for i in items}  # fmt: skip
@@ -257,10 +255,7 @@ class Run:
         txs = [self.prepared[i].transaction for i in posted]
         posted_events = [events.build(events.TRANSACTION_POSTED, tx) for tx in txs]
         balance_rows = [balances[a] for a in touched]
-        commit = last and not self.refused
-        written = write_posting(
-            txs, operations, balance_rows, guard=guard, events=posted_events, commit=commit
-        )
+        written = write_posting(txs, operations, balance_rows, guard=guard, events=posted_events)
         if written:
             for index, event in zip(posted, posted_events, strict=True):
                 tx = self.prepared[index].transaction

@@ -61,7 +61,7 @@ def render_transactions(rows: list[Transaction]) -> list[Any]:
 def _header(request: Request, *names: str) -> str | None:
     """The first of these headers sent, read from the WSGI environment (``HTTP_<NAME>``) as
     ``request.headers`` reads it, without building an entry for every header."""
-    meta = request._request.META
+    meta = request.META
     return next((meta[name] for name in names if name in meta), None)
 
 
@@ -182,7 +182,7 @@ class TransactionInlineJson(PostsFromCopies):
 
 def text_body(request: Request) -> str:
     """The raw body as template text: UTF-8, bounded, not empty (0049)."""
-    return checked_text(request._request.body)
+    return checked_text(request.body)
 
 
 def _batch_item(index: int, item: Any, ttl: int) -> engine.PostingRequest:

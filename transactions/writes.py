@@ -10,11 +10,9 @@ The postings' events (the outbox, ``outbox.events``) travel in the same call.
 On PostgreSQL all of it is one call of a function (``ledger_write_posting``, made by a
 migration): the guard, read after the balance locks (and holding the ledger with ``FOR KEY
 SHARE``), then one plain statement per table, each of which Citus routes to the organization's
-node (a data-modifying CTE, which did the same before, made Citus contact every worker). When
-the write is the last statement of the posting's database transaction, it travels with its
-COMMIT (``pipeline.run_and_commit``), so the balance locks are held for two round trips: the lock,
-and the write with the commit. Elsewhere (SQLite, whose writers are serialized anyway) the
-guard is one query per asset plus one, then three plain statements."""
+node (a data-modifying CTE, which did the same before, made Citus contact every worker).
+Elsewhere (SQLite, whose writers are serialized anyway) the guard is one query per asset plus
+one, then three plain statements."""
 
 from __future__ import annotations
 
@@ -22,16 +20,15 @@ from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any
 
-from django.db import DatabaseError, connection
+from django.db import connection
 
 from ledgerproject import jsonbytes
 from ledgerproject.db import cursor, field_of, pg_array
 from ledgerproject.formats import str_of
-from ledgerproject.pipeline import commits_early, run_and_commit
 from organizations.models import Balance
 from outbox.events import event_rows_json
 from outbox.models import Event
-from transactions.guards import Guard, GuardBroken, guard_refusal
+from transactions.guards import Guard, guard_refusal
 from transactions.models import Operation, Transaction
 
 TRANSACTION_COLUMNS = (
@@ -48,20 +45,13 @@ OPERATION_COLUMNS = (
 )  # fmt: skip
 BALANCE_STATE = ("available", "on_hold", "scale", "overdraft_limit", "version", "updated_at")
 
-# One round trip: the function (transactions/migrations/0007, 0013) checks the guard, then writes
-# the transactions, operations, events and balances, each as one statement; false, and nothing
-# written, when the guard does not hold.
+# One round trip: the function (transactions/sql/ledger_write_posting.*.sql) checks the guard,
+# then writes the transactions, operations, events and balances, each as one statement; false,
+# and nothing written, when the guard does not hold.
 WRITE_POSTING = (
     "SELECT ledger_write_posting(%s, %s, %s::varchar[], %s::uuid[], %s::jsonb, %s::jsonb, "
     "%s::jsonb, %s::jsonb)"
 )
-# The same write, then COMMIT, in one round trip (``pipeline.run_and_commit``): the function raises
-# ``GUARD_BROKEN`` where the one above answers false (transactions/migrations/0014).
-WRITE_POSTING_AND_COMMIT = (
-    "SELECT ledger_write_posting_or_refuse($1, $2, $3::varchar[], $4::uuid[], $5::jsonb, "
-    "$6::jsonb, $7::jsonb, $8::jsonb)"
-)
-GUARD_BROKEN = "LG001"
 UPDATE_BALANCE = (
     "UPDATE organizations_balance SET available = %s, on_hold = %s, scale = %s, "
     "overdraft_limit = %s, version = %s, updated_at = %s WHERE id = %s"
@@ -102,16 +92,9 @@ def write_posting(
     *,
     guard: Guard,
     events: Sequence[Event] = (),
-    commit: bool = False,
 ) -> bool:
     """Write it all if the guard holds; answer whether it did (nothing is written otherwise).
-    ``events`` (the outbox rows of the postings) are written with it, in the same statement.
-
-    ``commit``: the write is the last statement of the database transaction, which may then
-    commit in the same round trip, when it is the outermost one on PostgreSQL
-    (``pipeline.commits_early``): the balance locks are let go as soon as the write ends. A guard
-    that does not hold then raises ``GuardBroken`` (the transaction rolled back) instead of
-    answering false. Anywhere else ``commit`` changes nothing."""
+    ``events`` (the outbox rows of the postings) are written with it, in the same statement."""
     if connection.vendor != "postgresql":
         if guard_refusal(guard) is not None:
             return False
@@ -131,14 +114,6 @@ def write_posting(
         event_rows_json(list(events)),
         _objects_json(balances, BALANCE_COLUMNS),
     )
-    if commit and commits_early():
-        try:
-            run_and_commit(WRITE_POSTING_AND_COMMIT, params)
-        except DatabaseError as error:
-            if getattr(error.__cause__, "sqlstate", None) == GUARD_BROKEN:
-                raise GuardBroken from None
-            raise
-        return True
     with cursor() as shared:
         shared.execute(WRITE_POSTING, params)
         return bool(shared.fetchone()[0])

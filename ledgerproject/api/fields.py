@@ -23,7 +23,7 @@ class _WholeMatch(RegexValidator):
     with ``^...$`` means it: Python's ``$`` also matches before a final newline."""
 
     def __call__(self, value: Any) -> None:
-        if not isinstance(value, str) or self.regex.fullmatch(value) is None:
+        if not isinstance(value, str) or re.fullmatch(self.regex, value) is None:
             raise ValidationError(self.message, code=self.code)
 
 

@@ -3,7 +3,6 @@ and values of the wrong JSON type (0047)."""
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -29,17 +28,6 @@ class InputSerializer(serializers.Serializer):
     # their bound fields (``fields``): only for a body of plain fields, no nested serializer.
     shares_fields: ClassVar[bool] = False
 
-    def get_fields(self) -> dict[str, serializers.Field]:
-        """This instance's copies of the declared fields. DRF builds each copy again from the
-        arguments it was declared with (``deepcopy``), which was a twentieth of a posting's
-        Python time; a field without a child field is only the state it was declared with, and
-        binding sets its own attributes, so a shallow copy is the same field. A field with a
-        child (a list, a nested serializer) is copied DRF's way."""
-        return {
-            name: copy.copy(field) if _leaf(field) else copy.deepcopy(field)
-            for name, field in self._declared_fields.items()
-        }
-
     @cached_property
     def fields(self) -> Any:
         """The bound fields. A class that ``shares_fields`` builds them once and its instances
@@ -49,7 +37,7 @@ class InputSerializer(serializers.Serializer):
         what it reads of its serializer while validating is the root's ``partial`` and
         ``context``, which are the same (false, empty) for all those instances. Any other
         instance builds its own, as DRF does."""
-        if not self.shares_fields or self.partial or self._context or self.parent is not None:
+        if not self.shares_fields or self.partial or self.parent is not None or self.context:
             return _own_fields(self)
         cls = type(self)
         shared = _SHARED_FIELDS.get(cls)
@@ -160,10 +148,6 @@ def _own_fields(serializer: InputSerializer) -> Any:
     for key, value in serializer.get_fields().items():
         fields[key] = value
     return fields
-
-
-def _leaf(field: serializers.Field) -> bool:
-    return not isinstance(field, serializers.BaseSerializer) and not hasattr(field, "child")
 
 
 def same(sent: Any, stored: Any) -> bool:

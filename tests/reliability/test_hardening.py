@@ -352,12 +352,10 @@ def _constant_strings(tree: ast.Module) -> set[str]:
 # restores (``db.drop_field_index``), which Django's schema editor names from the catalog.
 # ``db.bind_arrays`` adds to a statement only placeholders and a cast from a fixed list
 # (``db.ArrayParam`` refuses any other), so ``execute(*bind_arrays(sql, ...))`` is judged by
-# its ``sql``. ``pipeline.run_and_commit`` and ``pipeline.execute_first`` run the statement
-# their callers give them (each call of theirs is checked here too).
+# its ``sql``.
 COMPOSED = {
     # psycopg's own composition: the database's name quoted as an identifier by psycopg.
     ("ledgerproject/localdev.py", "sql.SQL('CREATE DATABASE {}').format(sql.Identifier(name))"),
-    ("ledgerproject/pipeline.py", "sql"),
     ("ledgerproject/rows.py", "self.sql"),
     ("ledgerproject/tenancy.py", "statement"),
     ("ledgerproject/db.py", "sql"),

@@ -1,29 +1,24 @@
-"""A posting's first statement is its connection's health check
-(``pipeline.first_statement_checks``, around ``engine._run``'s attempts).
+"""A posting on a kept database connection that the server closed since the last request
+(a restart, a pooler's or a firewall's idle timeout) is posted once, on a new connection.
 
-Django checks a connection kept from an earlier request with a ``SELECT 1`` round trip before the
-request's first statement (``CONN_HEALTH_CHECKS``). A posting whose first statement is the
-engine's (a single posting without a key, from the process's copies of its token and
-ledger) skips it: that statement is the check, and a connection it finds closed is let go and
-the posting made again on a new one; a connection lost later is an error, never a second
-posting. The test client leaves out what Django does as a request starts, so ``_new_request``
-does it.
+Django checks a connection kept from an earlier request with a ``SELECT 1`` before the
+request's first statement (``CONN_HEALTH_CHECKS``) and opens a new one when that fails; a
+connection lost later is an error, never a second posting. The test client leaves out what
+Django does as a request starts, so ``_new_request`` does it.
 
 Outside a test transaction (``transaction=True``), as a served request is, and on PostgreSQL
-only (the server ends a backend here). Not in the Citus stream: there, in the tests, the token
-is read from the database before the engine, so Django's own check runs first, as it does for
-any request that reads before the engine."""
+only (the server ends a backend here)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from django.db import DEFAULT_DB_ALIAS, OperationalError, connection, connections, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 
 from tests.conftest import assert_error
 from tests.transactions.conftest import other_connection_sees, payment, recorded
-from transactions import engine, writes
+from transactions import engine, run
 from transactions.models import Transaction
 
 pytestmark = [
@@ -61,32 +56,19 @@ def _health_checks(monkeypatch: pytest.MonkeyPatch) -> list[None]:
     return recorded(monkeypatch, wrapper, "is_usable", lambda self: None)
 
 
-def test_a_posting_s_first_statement_is_its_connection_s_health_check(book, monkeypatch):
-    book.fund("@alice", 1_000)
-    book.pay(1, 0)
-    checks = _health_checks(monkeypatch)
-    _new_request()
-    response = book.pay(100, 5)
-    assert response.status_code == 201, response.content
-    assert checks == []  # no SELECT 1 round trip before the posting
-    assert connection.health_check_done
-    _new_request()
-    assert book.available("@alice") == 894
-    assert checks == [None]  # any other request's first statement is checked as Django does
-
-
 def test_a_posting_on_a_connection_closed_since_the_last_request_is_posted_once_on_a_new_one(
     book, monkeypatch
 ):
     book.fund("@alice", 1_000)
     book.pay(1, 0)
     old = _backend_pid()
+    checks = _health_checks(monkeypatch)
     attempts = recorded(monkeypatch, engine, "_attempt", lambda *a, **k: None)
     _new_request()
     _terminate(old)
     response = book.pay(100, 5)
     assert response.status_code == 201, response.content
-    assert len(attempts) == 2  # the first statement found the connection closed
+    assert checks == [None] and len(attempts) == 1  # Django's check found it closed
     assert _backend_pid() != old
     assert book.available("@alice") == 894 and book.available("@bob") == 101
     assert Transaction.objects.filter(pk=response.json()["id"]).count() == 1
@@ -110,39 +92,19 @@ def test_a_batch_on_a_closed_connection_is_posted_once_on_a_new_one(book, monkey
     assert book.available("@alice") == 969 and book.available("@bob") == 31
 
 
-def test_an_error_of_the_first_statement_on_a_live_connection_is_not_retried(book, monkeypatch):
-    from ledgerproject import pipeline
-
-    book.fund("@alice", 1_000)
-    book.pay(1, 0)
-    calls: list[None] = []
-
-    def timed_out(*args: Any, **kwargs: Any) -> Any:
-        calls.append(None)
-        raise OperationalError("canceling statement due to statement timeout")
-
-    monkeypatch.setattr(pipeline, "_exchange", timed_out)
-    _new_request()
-    response = book.pay(100, 5)
-    assert_error(response, 500, "0046")
-    assert calls == [None]  # raised as it was: the connection is open
-    monkeypatch.undo()
-    assert book.available("@alice") == 999
-
-
 def test_a_connection_lost_after_the_first_statement_is_not_posted_again(book, monkeypatch):
     # Past the first statement the posting may have been written: it is never sent again.
     book.fund("@alice", 1_000)
     book.pay(1, 0)
     pid = _backend_pid()
     attempts = recorded(monkeypatch, engine, "_attempt", lambda *a, **k: None)
-    write = writes.run_and_commit
+    write = run.write_posting
 
-    def lost(sql: str, params: Any) -> Any:
+    def lost(*args: Any, **kwargs: Any) -> Any:
         _terminate(pid)
-        return write(sql, params)
+        return write(*args, **kwargs)
 
-    monkeypatch.setattr(writes, "run_and_commit", lost)
+    monkeypatch.setattr(run, "write_posting", lost)
     _new_request()
     response = book.pay(100, 5)
     assert_error(response, 500, "0046")
@@ -170,19 +132,6 @@ def test_a_keyed_posting_on_a_closed_connection_is_posted_once_on_a_new_one(book
     assert book.available("@alice") == 894
 
 
-def test_a_block_that_sends_no_statement_leaves_the_check_due(book, monkeypatch):
-    from ledgerproject.pipeline import first_statement_checks
-
-    book.fund("@alice", 1_000)
-    checks = _health_checks(monkeypatch)
-    _new_request()
-    with first_statement_checks():
-        pass  # a posting refused before its first statement, say
-    assert not connection.health_check_done
-    assert book.available("@alice") == 1_000
-    assert checks == [None]
-
-
 def test_a_connection_known_to_be_closed_is_left_to_django_s_check(book, monkeypatch):
     book.fund("@alice", 1_000)
     book.pay(1, 0)
@@ -193,15 +142,3 @@ def test_a_connection_known_to_be_closed_is_left_to_django_s_check(book, monkeyp
     assert response.status_code == 201, response.content
     assert checks == [None]
     assert book.available("@alice") == 894
-
-
-def test_a_statement_sent_with_commit_is_never_taken_for_the_check():
-    from ledgerproject.pipeline import ConnectionGone, first_statement_checks, run_and_commit
-
-    pid = _backend_pid()
-    _new_request()
-    _terminate(pid)
-    checked, atomic = first_statement_checks(), transaction.atomic(durable=True)
-    with pytest.raises(OperationalError) as raised, checked, atomic:
-        run_and_commit("SELECT $1::text", ["x"])  # it may have committed: never sent again
-    assert not isinstance(raised.value, ConnectionGone)

@@ -35,10 +35,6 @@ def _installed(function: str) -> str:
     [
         ("ledger_write_posting", lambda: current_sql("transactions", "ledger_write_posting")),
         (
-            "ledger_write_posting_or_refuse",
-            lambda: current_sql("transactions", "ledger_write_posting_or_refuse"),
-        ),
-        (
             "transactions_operation_append_only",
             lambda: sql_text("transactions", "operation_append_only.sql"),
         ),
@@ -47,3 +43,13 @@ def _installed(function: str) -> str:
 )
 def test_the_installed_function_is_its_current_file(function, text):
     assert _installed(function) == _body(text()).lstrip("\n")
+
+
+def test_a_dropped_function_is_not_installed():
+    """``ledger_write_posting_or_refuse`` (migration 0014) went with the write that carried its
+    COMMIT (0015)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_proc WHERE proname = 'ledger_write_posting_or_refuse'"
+        )
+        assert cursor.fetchone() == (0,)
