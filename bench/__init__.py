@@ -1,4 +1,3 @@
-"""The benchmark behind ``make bench``: a reference floor endpoint, seeding, a bulk loader,
-load generators, the programs it drives (``tools``: gunicorn, wrk, pgbench), the run's
-settings (``config``), the runner that prints the table (``python -m bench.run``), and the
-Citus row (``python -m bench.organizations``, ``make bench-citus``)."""
+"""The benchmark behind ``make bench`` (``python -m bench.run``, docs/PERFORMANCE.md), the Citus
+row (``python -m bench.organizations``) and the in-process tools (``bench.cpu``,
+``bench.instructions``, ``bench/hordak_compare.py``)."""

@@ -1,9 +1,8 @@
 """Where the machine's CPU went while a scenario ran: ``with CpuMeter() as meter: ...`` then
-``meter.figures(units)``. From ``/proc`` (Linux): the share of both cores busy (``/proc/stat``;
-waiting for I/O counts as idle), and the CPU of the service's processes (gunicorn), of
-PostgreSQL's and of everything else, in milliseconds per unit of work. A round whose machine
-was not busy was held back by something other than CPU (a lock, a worker that took more than
-its share of the connections), and its throughput says little about the code."""
+``meter.figures(units)``, from Linux's ``/proc``: the share of both cores busy (I/O wait is
+idle), and the CPU of gunicorn's processes, PostgreSQL's and the rest per unit of work. A round
+that left the machine idle was held back by something else than CPU (a lock, a worker with
+more than its share of the connections): its throughput says little about the code."""
 
 from __future__ import annotations
 
@@ -21,17 +20,6 @@ def _machine() -> tuple[int, int]:
     return sum(fields), fields[3] + fields[4]
 
 
-def _group(command: bytes, name: str) -> str:
-    if b"gunicorn" in command:
-        return "service"
-    if name.startswith("postgres") or command.startswith(b"postgres"):
-        return "postgresql"
-    return "other"
-
-
-GROUPS = ("service", "postgresql", "other")
-
-
 def cpu_seconds(stat: str) -> float:
     """User plus system CPU of a process, from the text of its ``/proc/<pid>/stat``."""
     fields = stat.rsplit(")", 1)[1].split()
@@ -41,16 +29,14 @@ def cpu_seconds(stat: str) -> float:
 def _processes() -> dict[int, tuple[str, float]]:
     """``{pid: (group, CPU seconds so far)}`` of the live processes."""
     found: dict[int, tuple[str, float]] = {}
-    for entry in PROC.iterdir():
-        if not entry.name.isdigit():
-            continue
+    for entry in (entry for entry in PROC.iterdir() if entry.name.isdigit()):
         try:
-            stat = (entry / "stat").read_text()
-            command = (entry / "cmdline").read_bytes()
+            stat, command = (entry / "stat").read_text(), (entry / "cmdline").read_bytes()
         except OSError:  # gone meanwhile
             continue
-        name = stat[stat.index("(") + 1 : stat.rindex(")")]
-        found[int(entry.name)] = (_group(command, name), cpu_seconds(stat))
+        postgres = stat.split(" (", 1)[1].startswith("postgres") or command.startswith(b"postgres")
+        group = "service" if b"gunicorn" in command else "postgresql" if postgres else "other"
+        found[int(entry.name)] = (group, cpu_seconds(stat))
     return found
 
 
@@ -58,8 +44,7 @@ class CpuMeter:
     """Samples ``/proc`` at the start and the end of a block (nothing where there is no
     ``/proc``) and counts, per process, the CPU it used in between (all of it for a process
     started inside the block). A process that ended inside the block takes what it used there
-    with it: the figures are for long-lived processes (the service's workers, PostgreSQL's
-    backends, the load generator)."""
+    with it: the figures are for long-lived processes (workers, backends, the generator)."""
 
     def __enter__(self) -> CpuMeter:
         self.available = (PROC / "stat").exists()
@@ -75,14 +60,12 @@ class CpuMeter:
         """``busy`` (0 to 1) and ``ms_per_unit`` by group, for ``units`` of work done."""
         if not self.available:
             return {}
-        total = self.machine_after[0] - self.machine[0]
-        idle = self.machine_after[1] - self.machine[1]
-        spent = dict.fromkeys(GROUPS, 0.0)
+        total, idle = (
+            after - before for after, before in zip(self.machine_after, self.machine, strict=True)
+        )
+        spent = dict.fromkeys(("service", "postgresql", "other"), 0.0)
         for pid, (group, cpu) in self.processes_after.items():
             before = self.processes.get(pid)
             spent[group] += cpu - (before[1] if before and before[0] == group else 0.0)
         per_unit = {g: round(s * 1000 / units, 2) for g, s in spent.items()} if units else {}
-        return {
-            "busy": round(1 - idle / total, 3) if total else None,
-            "ms_per_unit": per_unit,
-        }
+        return {"busy": round(1 - idle / total, 3) if total else None, "ms_per_unit": per_unit}

@@ -1,70 +1,51 @@
-"""The reference the engine is compared with in-process: django-hordak's
-``Account.transfer_to``, 4 threads, each with its own connection, 2-leg transfers for a number
-of seconds, on its own PostgreSQL database. django-hordak takes no locks and stores no balances.
-
-It is not a dependency: run it with a throwaway virtual environment,
-
-    python3 -m venv /tmp/hordak && /tmp/hordak/bin/pip install django-hordak "psycopg[binary]"
-    /tmp/hordak/bin/python bench/hordak_compare.py postgres://postgres@127.0.0.1:5432 [seconds]
-
-and compare its figure with the ``engine_spread`` row of ``make bench`` (docs/PERFORMANCE.md).
-Each transfer runs in its own ``transaction.atomic()``, as a posting does."""
+"""The engine's in-process reference: django-hordak's ``transfer_to`` from 4 threads, each transfer
+in its own ``transaction.atomic()`` as a posting is, on its own database (django-hordak takes no
+lock and keeps no balance). Not a dependency: ``make bench`` installs it in HORDAK_VENV and
+``bench.run --hordak-python`` runs ``python bench/hordak_compare.py postgres://SERVER``: set
+up, it prints ``ready``, then for each number of seconds read on a line measures that long and
+prints the figures, so that the runner alternates it with the engine's slices."""
 
 from __future__ import annotations
 
+import json
 import random
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import django
 import psycopg
 from django.conf import settings
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench.threads
-from bench.threads import run_threads
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.engine_rate import run_threads
 
-SERVER = sys.argv[1] if len(sys.argv) > 1 else "postgres://postgres@127.0.0.1:5432"
-SECONDS = float(sys.argv[2]) if len(sys.argv) > 2 else 10.0
-THREADS, ACCOUNTS, NAME = 4, 100, "ledger_bench_hordak"
-
-with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as admin:
+SERVER = urlsplit(sys.argv[1] if sys.argv[1:] else "postgres://postgres@127.0.0.1:5432")
+NAME = "ledger_bench_hordak"
+with psycopg.connect(SERVER._replace(path="/postgres").geturl(), autocommit=True) as admin:
     admin.execute(f'DROP DATABASE IF EXISTS "{NAME}" WITH (FORCE)')
     admin.execute(f'CREATE DATABASE "{NAME}"')
-
+database = {"ENGINE": "django.db.backends.postgresql", "NAME": NAME, "HOST": SERVER.hostname,
+            "PORT": SERVER.port or 5432, "USER": SERVER.username, "CONN_MAX_AGE": 600}  # fmt: skip
 settings.configure(
     INSTALLED_APPS=["django.contrib.contenttypes", "django.contrib.auth", "mptt", "hordak"],
-    DATABASES={
-        "default": {
-            "ENGINE": "django.db.backends.postgresql",
-            "NAME": NAME,
-            "HOST": SERVER.split("@")[1].split(":")[0],
-            "PORT": SERVER.rsplit(":", 1)[1],
-            "USER": SERVER.split("//")[1].split("@")[0],
-            "CONN_MAX_AGE": 600,
-        }
-    },
-    USE_TZ=True,
+    DATABASES={"default": database}, USE_TZ=True, DEFAULT_CURRENCY="EUR", CURRENCIES=["EUR"],
     DEFAULT_AUTO_FIELD="django.db.models.BigAutoField",
-    DEFAULT_CURRENCY="EUR",
-    CURRENCIES=["EUR"],
-)
+)  # fmt: skip
 django.setup()
 
 from django.core.management import call_command  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
-from djmoney.money import Money  # noqa: E402
-from hordak.models import Account  # noqa: E402
+from djmoney.money import Money  # type: ignore[import-not-found]  # noqa: E402
+from hordak.models import Account  # type: ignore[import-not-found]  # noqa: E402
 
 call_command("migrate", verbosity=0)
-accounts = [
-    Account.objects.create(name=f"a{i}", type="AS", currencies=["EUR"]) for i in range(ACCOUNTS)
-]
-ids = [a.pk for a in accounts]
+ids = [Account.objects.create(name=f"a{i}", type="AS", currencies=["EUR"]).pk for i in range(100)]
+connection.close()
 
 
-def prepare(index: int):
-    rng = random.Random(index)
-    mine = {pk: Account.objects.get(pk=pk) for pk in ids}
+def prepare(index: int) -> object:
+    rng, mine = random.Random(index), {pk: Account.objects.get(pk=pk) for pk in ids}
 
     def step() -> None:
         a, b = rng.sample(ids, 2)
@@ -74,7 +55,10 @@ def prepare(index: int):
     return step
 
 
-done, failed, elapsed = run_threads(THREADS, SECONDS, prepare, connection.close)
-assert not failed, f"{failed} transfers failed"
-print(f"django-hordak transfer_to: {done / elapsed:.1f} transfers/s "
-      f"({THREADS} threads, {elapsed:.1f} s)")  # fmt: skip
+print("ready", flush=True)
+for line in sys.stdin:  # the seconds to measure for
+    done, failed, elapsed = run_threads(4, float(line), prepare, lambda: connection.close())  # type: ignore[arg-type]
+    print(json.dumps({"unit": "django-hordak transfer_to/s in-process, 4 threads",
+                      "units_per_s": round(done / elapsed, 1), "requests": done, "errors": failed,
+                      "status_errors": 0, "seconds": round(elapsed, 3), "p50_ms": None,
+                      "p99_ms": None}), flush=True)  # fmt: skip

@@ -1,46 +1,70 @@
-"""``make bench`` (``python -m bench.run``): start the service under gunicorn on its own
-PostgreSQL database, load it, print a table and write ``bench/results/latest.json``.
-
-Scenarios, in one run so that every ratio compares figures measured together:
-
-- floor: the bench-only raw-SQL transfer (``bench/floor.py``), the reference for the rest;
-- spread, hot, pending (then commit), revert: postings over HTTP, driven by wrk + Lua; the
-  floor, spread and hot run in interleaved slices (``bench/slices.py``);
-- fixed: 100 requests/s of spread postings, open loop (``bench/httpload.py``): p50/p95/p99;
-- batch: atomic batches of transfers; pgbench: the same transfer in SQL, the ceiling;
-- engine_spread, engine_hot, engine_spread_no_outbox: the engine in-process, no HTTP
-  (``bench.engine_rate``); the outbox's pair, with and without events, in interleaved slices;
-- scale: a million transfers bulk-loaded through SQL (``bench/load.py``), then the floor,
-  spread and hot (interleaved, as before the load) and fixed again, and the first against the
-  1,000th page of the transaction list.
-
-``check_ledger``'s checks run after every scenario; a violation fails the run. ``--smoke`` runs
-every step with tiny numbers (the test suite does, in tests/performance).
-"""
+"""``make bench`` (``python -m bench.run``): the service under gunicorn on its own PostgreSQL
+database; prints the goals' ratios, each of figures of one round (floor, spread and hot, and the
+engine with and without events and django-hordak, in interleaved slices, ``bench/slices.py``),
+before and after a million transfers are bulk-loaded (``bench/load.py``), with ``check_ledger``
+after every scenario; writes ``bench/results/latest.json``. ``--quick``: one round of short
+slices on 100,000 loaded transactions, under 5 minutes, indicative. ``--smoke``: tiny numbers."""
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import json
 import os
 import platform
+import shutil
+import statistics
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
-from bench.config import Config, parse
 from bench.cpu_meter import CpuMeter
-from bench.database import migrate, recreate_database, setup_django
-from bench.httpload import Scenario, Target, closed_loop, fixed_rate
-from bench.pages import page_times
-from bench.report import INTERLEAVED, OUTBOX_PAIR, ROUND, print_table, targets_of
-from bench.slices import combine
-from bench.tools import gunicorn, pgbench, wrk
+from bench.database import DEFAULT_URL, fresh, seed_ledger
+from bench.engine_rate import engine_rate
+from bench.slices import combine, histogram_of, percentile_ms
+from bench.tools import Client, Target, fixed_rate, free_port, gunicorn, hordak, pgbench, wrk
 
-HERE = Path(__file__).resolve().parent
+BUSY = """SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
+AND pid <> pg_backend_pid() AND state <> 'idle'"""
+# A round; a group of more than one scenario runs in interleaved slices.
+EMPTY = (("floor", "spread", "hot"), ("pending",), ("revert",), ("fixed",), ("batch",),
+         ("pgbench",), ("engine_spread", "engine_spread_no_outbox", "hordak"))  # fmt: skip
+LOADED = (("floor", "spread", "hot"), ("fixed",))
+FULL = {"database_url": DEFAULT_URL, "port": 8150, "accounts": 1000, "seconds": 15.0,
+        "slices": 5, "fixed_seconds": 20.0, "rate": 100.0, "connections": 12,
+        "batch_size": 100, "batch_connections": 2, "load_transactions": 1_000_000,
+        "page_samples": 40, "workers": 12, "threads": 1, "warmup": 20.0, "rewarm": 3.0,
+        "repetitions": 3, "hordak_python": "",
+        "out": str(Path(__file__).resolve().parent / "results" / "latest.json")}  # fmt: skip
+QUICK = {"seconds": 6.0, "slices": 3, "fixed_seconds": 10.0, "load_transactions": 100_000,
+         "page_samples": 20, "warmup": 10.0, "rewarm": 2.0, "repetitions": 1}  # fmt: skip
+SMOKE = {"repetitions": 2, "accounts": 20, "seconds": 1.0, "slices": 2, "fixed_seconds": 1.5,
+         "rate": 20.0, "connections": 2, "batch_size": 10, "batch_connections": 1,
+         "load_transactions": 2_000, "page_samples": 2, "workers": 1, "threads": 2,
+         "warmup": 0.5, "rewarm": 0.5}  # fmt: skip
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    """The full run's settings, or the quick or smoke run's, then what the command line says."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="one short round, under 5 minutes")
+    parser.add_argument("--smoke", action="store_true", help="tiny numbers, for the tests")
+    for name, value in FULL.items():
+        parser.add_argument(f"--{name.replace('_', '-')}", type=type(value))
+    given = vars(parser.parse_args(argv))
+    mode = "smoke" if given.pop("smoke") else "quick" if given.pop("quick") else "full"
+    preset = {"quick": QUICK, "smoke": SMOKE}.get(mode, {})
+    c = argparse.Namespace(**{**FULL, **preset}, mode=mode)
+    vars(c).update((k, v) for k, v in given.items() if v is not None)
+    if max(c.connections, c.batch_connections) > c.workers * c.threads:
+        # each worker thread holds one connection (bench/gunicorn_worker.py): more would wait
+        sys.exit(f"{c.connections} connections need at least as many workers x threads.")
+    for tool in ("wrk", "pgbench"):
+        if shutil.which(tool) is None:
+            sys.exit(f"the bench needs {tool}; `make bench` installs wrk (apt-get install wrk).")
+    c.port = free_port(c.port)
+    return c
 
 
 def log(message: str) -> None:
@@ -48,335 +72,269 @@ def log(message: str) -> None:
 
 
 class Bench:
-    def __init__(self, config: Config) -> None:
-        self.config = config
+    def __init__(self, config: argparse.Namespace) -> None:
+        self.c = config
+        self.hordak: Any = None  # django-hordak's measure(seconds), with --hordak-python
         self.results: dict[str, Any] = {}
         self.checks: list[dict[str, Any]] = []
 
-    # -- measuring -----------------------------------------------------------------------
-
-    def load(
-        self,
-        name: str,
-        seconds: float | None = None,
-        connections: int | None = None,
-        *,
-        histogram: bool = False,
-    ) -> dict[str, Any]:
-        seconds = seconds or self.config.seconds
-        connections = connections or self.config.connections
-        extra: list[str] = []
-        if name == "floor":
-            extra = [self.target.floor_path]
-        if name == "batch":
-            extra = [str(self.config.batch_size)]
+    def load(self, name: str, seconds: float, histogram: bool = False) -> Any:
+        """One HTTP scenario under wrk, with the machine's CPU (``bench.cpu_meter``)."""
+        c, target = self.c, self.target
+        extra = {"floor": [target.floor_path], "batch": [str(c.batch_size)]}.get(name, [])
+        args = [str(target.accounts), target.token, target.ledger_path, *extra]
+        connections = c.batch_connections if name == "batch" else c.connections
         with CpuMeter() as meter:
-            if self.config.load_generator == "wrk":
-                result = wrk(
-                    HERE / "wrk",
-                    name,
-                    port=self.config.port,
-                    seconds=seconds,
-                    connections=connections,
-                    args=[
-                        str(self.target.accounts),
-                        self.target.token,
-                        self.target.ledger_path,
-                        *extra,
-                    ],
-                    histogram=histogram,
-                )
-            else:
-                scenario = Scenario(name, self.target, batch_size=self.config.batch_size)
-                run = closed_loop(scenario, self.target, connections=connections, seconds=seconds)
-                result = {**run.summary(), "generator": f"python closed loop x{connections}"}
+            result = wrk(name, port=c.port, seconds=seconds, connections=connections, args=args,
+                         histogram=histogram)  # fmt: skip
         counts = result["counts"]
-        if name == "pending":
-            result["unit"] = "pending+commit pairs/s"
-            result["units_per_s"] = round(counts.get("commits", 0) / result["seconds"], 1)
-        elif name == "revert":
-            result["unit"] = "post+revert pairs/s"
-            result["units_per_s"] = round(counts.get("reverts", 0) / result["seconds"], 1)
-        elif name == "batch":
-            ok = result["requests"] - result["status_errors"] - result["errors"]
-            result["unit"] = f"transfers/s (atomic batches of {self.config.batch_size})"
-            result["units_per_s"] = round(ok * self.config.batch_size / result["seconds"], 1)
-        else:
-            result["unit"] = "postings/s"
-            result["units_per_s"] = round(
-                (result["requests"] - result["status_errors"] - result["errors"])
-                / result["seconds"],
-                1,
-            )
-        result["cpu"] = meter.figures(result["units_per_s"] * result["seconds"])
+        ok = result["requests"] - result["status_errors"] - result["errors"]
+        units, result["unit"] = {
+            "pending": (counts.get("commits", 0), "pending+commit pairs/s"),
+            "revert": (counts.get("reverts", 0), "post+revert pairs/s"),
+            "batch": (ok * c.batch_size, f"transfers/s (atomic batches of {c.batch_size})"),
+        }.get(name, (ok, "postings/s"))
+        result["units_per_s"] = round(units / result["seconds"], 1)
+        result["cpu"] = meter.figures(units)
         return result
 
-    def fixed(self, seconds: float | None = None) -> dict[str, Any]:
-        scenario = Scenario("spread", self.target)
-        cpu = time.process_time()
-        run = fixed_rate(
-            scenario.next,
-            self.target,
-            rate=self.config.rate,
-            seconds=seconds or self.config.fixed_seconds,
-            workers=min(16, self.config.workers * self.config.threads),
-        )
-        summary = run.summary()
-        summary["unit"] = f"postings at a fixed {self.config.rate:g} requests/s"
-        summary["units_per_s"] = summary["rps"]
-        summary["generator"] = "python open loop (bench/httpload.py)"
-        summary["generator_cpu"] = round((time.process_time() - cpu) / run.seconds, 3)
-        return summary
+    def measure(self, name: str, seconds: float, sliced: bool = False) -> dict[str, Any]:
+        c = self.c
+        if name == "hordak":
+            return dict(self.hordak(seconds))
+        if name.startswith("engine_"):
+            outbox = not name.endswith("_no_outbox")
+            return engine_rate([self.ledger], accounts=c.accounts, seconds=seconds, outbox=outbox)
+        if name == "fixed":
+            workers = min(16, c.workers * c.threads)
+            run = fixed_rate(self.target, rate=c.rate, seconds=seconds, workers=workers)
+            return {**run, "unit": f"postings at {c.rate:g} requests/s", "units_per_s": run["rps"]}
+        if name == "pgbench":
+            ledger, accounts = str(self.ledger.pk), str(c.accounts)
+            return pgbench(c.database_url, clients=c.connections, seconds=seconds, ledger=ledger,
+                           accounts=accounts)  # fmt: skip
+        return self.load(name, seconds, histogram=sliced)
 
-    def pages(self) -> dict[str, Any]:
-        return page_times(self.target, self.ledger.pk, self.config.page_samples)
-
-    def quiesce(self) -> None:
-        """Wait until no request of the load generator is still being served (a client that
-        stops may leave requests in flight), so that the check sees a settled ledger."""
-        from django.db import connection
-
-        deadline = time.time() + 30
-        with connection.cursor() as cursor:
-            while time.time() < deadline:
-                cursor.execute(
-                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                    "AND pid <> pg_backend_pid() AND state <> 'idle'"
-                )
-                if cursor.fetchone()[0] == 0:
-                    return
-                time.sleep(0.1)
-
-    def check(self, after: str, *, rewarm: bool = True) -> None:
+    def check(self, after: str) -> None:
+        """``check_ledger`` in one snapshot, once no request is still being served; then a few
+        seconds of postings, since the check pushed the postings' pages out of the cache."""
         from django.db import connection, transaction
 
         from transactions.integrity import ledger_check
 
-        self.quiesce()
         started = time.perf_counter()
-        with transaction.atomic():
-            with connection.cursor() as cursor:  # one snapshot for every check
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        with connection.cursor() as cursor:
+            for _ in range(300):  # 30 s at most
+                cursor.execute(BUSY)
+                if not cursor.fetchone()[0]:
+                    break
+                time.sleep(0.1)
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             report = ledger_check(self.ledger)
         elapsed = time.perf_counter() - started
-        self.checks.append(
-            {
-                "after": after,
-                "ok": report.ok,
-                "seconds": round(elapsed, 2),
-                "violations": report.violations[:5],
-            }
-        )
+        self.checks.append({"after": after, "ok": report.ok, "seconds": round(elapsed, 2),
+                            "violations": report.violations[:5]})  # fmt: skip
         log(f"  check_ledger after {after}: {'OK' if report.ok else 'VIOLATIONS'} ({elapsed:.1f}s)")
         if not report.ok:
             raise RuntimeError(f"check_ledger failed after {after}: {report.violations[:5]}")
-        # The check reads the whole ledger (over a minute with a million transactions), which
-        # pushes the postings' pages out of PostgreSQL's cache: a few seconds of postings
-        # bring them back before the next scenario is measured, loaded ledger or empty alike.
-        if rewarm:
-            self.load("spread", seconds=self.config.rewarm)
+        self.load("spread", self.c.rewarm)
 
-    def step(self, name: str, result: dict[str, Any], *, check: bool = True) -> dict[str, Any]:
-        result.pop("histogram", None)  # read by ``slices.combine``; too long to keep
-        cpu = result.get("cpu") or {}
-        busy = (
-            f"; busy {cpu['busy']:.0%}, CPU ms/unit {cpu['ms_per_unit']}"
-            if cpu and cpu.get("busy") is not None
-            else ""
-        )
-        log(
-            f"  {name}: {result.get('units_per_s')} {result.get('unit', '')}; "
-            f"p99 {result.get('p99_ms', '-')} ms; errors {result.get('errors', 0)}"
-            f"+{result.get('status_errors', 0)}{busy}"
-        )
-        if check:
-            self.check(name)
-        return result
-
-    def interleaved(self, number: int, suffix: str = "") -> dict[str, dict[str, Any]]:
-        """The floor, spread and hot in turn, slice by slice (``bench.slices``), then one check
-        of the ledger. The rounds on the loaded ledger run them the same way, so that each
-        comparison with the empty ledger is of figures measured alike."""
-        return self.in_slices(INTERLEAVED, self.http_slice, number, suffix)
-
-    def http_slice(self, name: str, seconds: float) -> dict[str, Any]:
-        """One slice of an HTTP scenario, with its latencies for ``slices.combine``."""
-        return self.load(name, seconds=seconds, histogram=True)
-
-    def in_slices(
-        self,
-        names: tuple[str, ...],
-        measure: Callable[[str, float], dict[str, Any]],
-        number: int,
-        suffix: str = "",
-    ) -> dict[str, dict[str, Any]]:
-        """``names`` measured in turn, each slice ``seconds / slices`` long, the order turned
-        by one each cycle (floor, spread, hot; spread, hot, floor; ...) so that no scenario
-        always follows the same one, each one's slices added up (``slices.combine``); then one
-        check of the ledger."""
-        config = self.config
-        seconds = config.seconds / config.slices
-        taken: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
-        for cycle in range(config.slices):
-            turn = cycle % len(names)
-            for name in names[turn:] + names[:turn]:
-                taken[name].append(measure(name, seconds))
-        out = {
-            name: self.step(f"{name}{suffix} #{number}", combine(runs), check=False)
-            for name, runs in taken.items()
-        }
-        self.check("+".join(f"{name}{suffix} #{number}" for name in names))
+    def round(self, groups: Any, number: int, suffix: str = "") -> dict[str, dict[str, Any]]:
+        """Each group, then a check: a scenario alone for its seconds; a group in turns of
+        slices, the order turned by one each cycle (floor, spread, hot; spread, hot, floor;
+        ...) so that none always follows the same one, each one's slices added up."""
+        c, out = self.c, {}
+        for group in groups:
+            group = tuple(name for name in group if name != "hordak" or self.hordak)
+            taken: dict[str, list[dict[str, Any]]] = {name: [] for name in group}
+            for cycle in range(c.slices if len(group) > 1 else 0):
+                for name in group[cycle % len(group) :] + group[: cycle % len(group)]:
+                    taken[name].append(self.measure(name, c.seconds / c.slices, sliced=True))
+            if len(group) == 1:
+                seconds = c.fixed_seconds if group == ("fixed",) else c.seconds
+                taken[group[0]].append(self.measure(group[0], seconds))
+            for name, runs in taken.items():
+                result = out[name] = combine(runs) if len(runs) > 1 else runs[0]
+                result.pop("histogram", None)  # read by ``slices.combine``; too long to keep
+                cpu = result.get("cpu") or {}
+                log(f"  {name}{suffix} #{number}: {result['units_per_s']} {result['unit']}; p99 "
+                    f"{result.get('p99_ms')} ms; errors {result['errors']}+"
+                    f"{result['status_errors']}; busy {cpu.get('busy')}")  # fmt: skip
+            self.check("+".join(f"{name}{suffix} #{number}" for name in group))
         return out
 
-    def round(self, number: int) -> dict[str, dict[str, Any]]:
-        """Every scenario of ``ROUND`` once, in its order; a scenario of a sliced group
-        (``INTERLEAVED``, ``OUTBOX_PAIR``) is measured with the rest of its group, in slices."""
-        sliced = {INTERLEAVED: self.http_slice, OUTBOX_PAIR: self.engine}
-        measured: dict[str, dict[str, Any]] = {}
-        for name in ROUND:
-            if name in measured:
-                continue
-            group = next((g for g in sliced if name in g), None)
-            if group is None:
-                measured[name] = self.step(f"{name} #{number}", self.measure(name))
-            else:
-                measured |= self.in_slices(group, sliced[group], number)
-        return {name: measured[name] for name in ROUND}
-
-    def engine(self, name: str, seconds: float | None = None) -> dict[str, Any]:
-        """``engine_spread``, ``engine_hot``, ``engine_spread_no_outbox``: the engine's own
-        rate, in-process (``bench.engine_rate``)."""
-        from bench.engine_rate import engine_rate
-
-        return engine_rate(
-            ledger_id=str(self.ledger.pk),
-            accounts=self.config.accounts,
-            kind=name.removeprefix("engine_").removesuffix("_no_outbox"),
-            seconds=seconds or self.config.seconds,
-            outbox=not name.endswith("_no_outbox"),
-        )
-
-    def measure(self, name: str) -> dict[str, Any]:
-        if name.startswith("engine_"):
-            return self.engine(name)
-        if name == "fixed":
-            return self.fixed()
-        if name == "pgbench":
-            return pgbench(
-                self.config.database_url,
-                HERE / "pgbench_transfer.sql",
-                clients=self.config.connections,
-                seconds=self.config.seconds,
-                variables={"ledger": str(self.ledger.pk), "accounts": str(self.config.accounts)},
-            )
-        if name == "batch":
-            return self.load("batch", connections=self.config.batch_connections)
-        return self.load(name)
-
-    # -- the run -------------------------------------------------------------------------
-
-    def run(self) -> dict[str, Any]:
-        config = self.config
-        started = time.time()
-        log(f"bench: fresh database {urlsplit(config.database_url).path.lstrip('/')}")
-        recreate_database(config.database_url)
-        migrate(config.database_url)
-        setup_django(config.database_url)
-        from bench.load import bulk_load
-        from bench.seed import seed_ledger
-        from organizations.models import Ledger
-        from templates_dsl.models import TransactionTemplate
-
-        seeded = seed_ledger(accounts=config.accounts)
-        self.ledger = Ledger.objects.get(pk=seeded.ledger_id)
-        self.target = Target(
-            host="127.0.0.1",
-            port=config.port,
-            token=seeded.token,
-            ledger_path=seeded.path,
-            accounts=config.accounts,
-            floor_path=f"/bench/floor/{seeded.ledger_id}",
-        )
-        log(f"bench: seeded {config.accounts} accounts in {time.time() - started:.0f}s")
-        with gunicorn(
-            config.database_url, port=config.port, workers=config.workers, threads=config.threads
-        ):
-            self.load("spread", seconds=config.warmup)
-            rounds = []
-            for number in range(1, config.repetitions + 1):
-                log(f"bench: round {number} of {config.repetitions}")
-                rounds.append(self.round(number))
-            self.results["rounds"] = rounds
-            self.results["pages_before_load"] = self.pages()
-            log(f"bench: bulk-loading {config.load_transactions:,} transactions through SQL")
-            loaded = time.perf_counter()
-            template = TransactionTemplate.objects.get(ledger=self.ledger, code="TRANSFER")
-            bulk_load(
-                ledger_id=str(self.ledger.pk),
-                template_id=str(template.pk),
-                accounts=config.accounts,
-                transactions=config.load_transactions,
-            )
-            self.results["load"] = {
-                "transactions": config.load_transactions,
-                "seconds": round(time.perf_counter() - loaded, 1),
-            }
-            log(f"  loaded in {self.results['load']['seconds']}s")
-            self.check("load", rewarm=False)  # the warm-up below follows
-            self.load("spread", seconds=config.warmup)
-            self.results["scaled_rounds"] = [
-                {
-                    **self.interleaved(number, "_scaled"),
-                    "fixed": self.step(f"fixed_scaled #{number}", self.fixed()),
-                }
-                for number in range(1, config.repetitions + 1)
-            ]
-            self.results["pages"] = self.pages()
-            self.check("pages", rewarm=False)  # the last: nothing is measured after it
-        return self.report(time.time() - started)
-
-    def report(self, elapsed: float) -> dict[str, Any]:
-        r = self.results
-        from transactions.models import Transaction
-
-        rounds, scaled = r["rounds"], r["scaled_rounds"]
-        targets = targets_of(r)
-        runs = [x for one in rounds + scaled for x in one.values()]
-        errors = sum(v.get("errors", 0) + v.get("status_errors", 0) for v in runs)
-        return {
-            "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "seconds": round(elapsed, 1),
-            "machine": {
-                "cpus": os.cpu_count(),
-                "platform": platform.platform(),
-                "python": platform.python_version(),
-                "postgresql": self._server_version(),
-            },
-            "config": asdict(self.config),
-            "scenarios": r,
-            "targets": targets,
-            "errors": errors,
-            "checks": self.checks,
-            "transactions_stored": Transaction.objects.filter(ledger=self.ledger).count(),
-        }
-
-    def _server_version(self) -> str:
+    def pages(self) -> dict[str, Any]:
+        """The median time of page 1 and page 1,000 (limit 100) of the transaction list, over
+        ``page_samples`` requests each after two unmeasured ones."""
         from django.db import connection
 
+        from ledgerproject.api.pagination import encode_cursor
+
         with connection.cursor() as cursor:
-            cursor.execute("SHOW server_version")
-            return str(cursor.fetchone()[0])
+            cursor.execute("SELECT created_at, id FROM transactions_transaction WHERE "
+                           "ledger_id = %s ORDER BY created_at, id OFFSET 99899 LIMIT 1",
+                           [self.ledger.pk])  # fmt: skip
+            row = cursor.fetchone()
+        client, times = Client(self.target), {}
+        deep = f"&cursor={encode_cursor(row[0], row[1])}" if row else ""  # else: a smoke run
+        for page, query in (("page_1", ""), ("page_1000" if row else "page_last", deep)):
+            samples = []
+            for _ in range(self.c.page_samples + 2):
+                started = time.perf_counter()
+                path = f"{self.target.ledger_path}/transactions?limit=100{query}"
+                status, body = client.send("GET", path)
+                if status != 200 or len(json.loads(body)) != 100:
+                    raise RuntimeError(f"{page} answered {status}: {body[:200]!r}")
+                samples.append((time.perf_counter() - started) * 1000)
+            times[f"{page}_ms"] = percentile_ms(histogram_of(samples[2:]), 50)
+        client.connection.close()  # a gunicorn worker holds one (bench/gunicorn_worker.py)
+        first, later = times.values()
+        return {**times, "ratio": round(later / first, 3)}
+
+    def run(self) -> dict[str, Any]:
+        c, started = self.c, time.time()
+        log(f"bench ({c.mode}): a fresh database at {c.database_url}")
+        fresh(c.database_url)
+        from bench.load import bulk_load
+        from organizations.models import Ledger
+
+        seeded = seed_ledger(accounts=c.accounts)
+        self.ledger = Ledger.objects.select_related("organization").get(pk=seeded["ledger_id"])
+        floor = f"/bench/floor/{seeded['ledger_id']}"
+        self.target = Target(c.port, seeded["token"], seeded["path"], c.accounts, floor)
+        log(f"bench: migrated and seeded {c.accounts} accounts in {time.time() - started:.0f}s")
+        with contextlib.ExitStack() as stack:
+            if c.hordak_python:
+                self.hordak = stack.enter_context(hordak(c.hordak_python, c.database_url))
+            sizes = {"port": c.port, "workers": c.workers, "threads": c.threads}
+            stack.enter_context(gunicorn(c.database_url, **sizes))
+            self.load("spread", c.warmup)
+            rounds = [self.round(EMPTY, n) for n in range(1, c.repetitions + 1)]
+            log(f"bench: bulk-loading {c.load_transactions:,} transactions through SQL")
+            loaded = time.perf_counter()
+            bulk_load(ledger_id=str(self.ledger.pk), accounts=c.accounts,
+                      transactions=c.load_transactions)  # fmt: skip
+            seconds = round(time.perf_counter() - loaded, 1)
+            self.results["load"] = {"transactions": c.load_transactions, "seconds": seconds}
+            self.check("load")
+            self.load("spread", c.warmup)
+            scaled = [self.round(LOADED, n, "_scaled") for n in range(1, c.repetitions + 1)]
+            # the last: the pages read, the check after fixed_scaled saw the last write
+            self.results |= {"rounds": rounds, "scaled_rounds": scaled, "pages": self.pages()}
+        from django.db import connection
+
+        from transactions.models import Transaction
+
+        r, version = self.results, connection.pg_version  # type: ignore[attr-defined]
+        runs = [x for one in r["rounds"] + r["scaled_rounds"] for x in one.values()]
+        return {
+            "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "seconds": round(time.time() - started),
+            "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
+                        "python": platform.python_version(), "postgresql": version},
+            "config": vars(c), "scenarios": r, "targets": targets_of(r, c.load_transactions),
+            "errors": sum(v.get("errors", 0) + v.get("status_errors", 0) for v in runs),
+            "checks": self.checks,
+            "transactions_stored": Transaction.objects.filter(ledger=self.ledger).count(),
+        }  # fmt: skip
+
+
+def spread_of(values: list[float]) -> float:
+    """How far the rounds disagree: (largest - smallest) / median."""
+    middle = statistics.median(values)
+    return round((max(values) - min(values)) / middle, 3) if middle else 0.0
+
+
+def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The median of the rounds, their spread, each round's rate, and the median CPU per unit
+    by process group with the machine's share busy in each round."""
+    rates, first = [run["units_per_s"] for run in runs], runs[0]
+    out = {"unit": first["unit"], "units_per_s": round(statistics.median(rates), 1),
+           "errors": sum(run["errors"] for run in runs), "spread": spread_of(rates),
+           "status_errors": sum(run["status_errors"] for run in runs), "runs": rates}  # fmt: skip
+    for key in ("p50_ms", "p99_ms"):
+        out[key] = statistics.median(run[key] for run in runs) if first.get(key) else None
+    if cpus := [run["cpu"] for run in runs if run.get("cpu")]:
+        out["busy"], units = [cpu["busy"] for cpu in cpus], [cpu["ms_per_unit"] for cpu in cpus]
+        out["cpu_ms_per_unit"] = {
+            g: round(statistics.median(u[g] for u in units), 2) for g in units[0]
+        }
+    return out
+
+
+def targets_of(r: dict[str, Any], loaded: int) -> list[dict[str, Any]]:
+    """Summarize every scenario into ``r`` and answer the goals: each ratio computed within
+    each round, then the median of the rounds."""
+    rounds, scaled = r["rounds"], r["scaled_rounds"]
+    r |= {name: summarize([one[name] for one in rounds]) for name in rounds[0]}
+    r |= {f"{name}_scaled": summarize([one[name] for one in scaled]) for name in scaled[0]}
+
+    def per(a: str, b: str, key: str = "units_per_s", top: Any = rounds) -> list[float]:
+        return [round(x[a][key] / y[b][key], 3) for x, y in zip(top, rounds, strict=True)]
+
+    n = "1M" if loaded == 1_000_000 else f"{loaded:,}"
+    sc, e = scaled, "engine_spread"
+    hordak = per(e, "hordak") if "hordak" in rounds[0] else []
+    goals = [
+        ("single posting / floor (throughput)", per("spread", "floor"), ">=", 0.8),
+        ("hot account / spread (throughput)", per("hot", "spread"), ">=", 0.8),
+        ("p99 at 100 requests/s (ms)", [one["fixed"]["p99_ms"] for one in rounds], "<=", 25.0),
+        (f"{n} stored: throughput / empty", per("spread", "spread", top=sc), ">=", 0.85),
+        (f"{n} stored: p99 / empty, fixed rate", per("fixed", "fixed", "p99_ms", sc), "<=", 1.2),
+        (f"{n} stored: p99 / empty, saturated", per("spread", "spread", "p99_ms", sc), "<=", 1.2),
+        ("page 1,000 / page 1 (median time)", [r["pages"]["ratio"]], "<=", 1.2),
+        ("batch / pgbench (transfers/s)", per("batch", "pgbench"), ">=", 0.5),
+        ("outbox: with / without events", per(e, f"{e}_no_outbox"), ">=", 0.8),
+        ("the engine / django-hordak, in-process", hordak, ">=", 1.0),
+    ]  # fmt: skip
+    out = []
+    for name, values, op, goal in (goal for goal in goals if goal[1]):
+        value, spread = round(statistics.median(values), 3), spread_of(values)
+        met = value >= goal if op == ">=" else value <= goal
+        out.append({"name": name, "value": value, "op": op, "target": goal, "met": met,
+                    "values": values, "spread": spread, "warning": spread > 0.15})  # fmt: skip
+    return out
+
+
+def print_table(report: dict[str, Any]) -> None:
+    s, c = report["scenarios"], report["config"]
+    lines = [f"{'scenario':<24} {'median':>9}  {'unit':<40} {'p50 ms':>7} {'p99 ms':>7} "
+             f"{'errors':>6} {'x floor':>7} {'spread':>6}  CPU ms per unit; busy"]  # fmt: skip
+    for name in [*s["rounds"][0], *(f"{name}_scaled" for name in s["scaled_rounds"][0])]:
+        row, x_floor = s[name], s[name]["units_per_s"] / s["floor"]["units_per_s"]
+        p50, p99 = ("-" if row[k] is None else f"{row[k]:.1f}" for k in ("p50_ms", "p99_ms"))
+        cpu = [f"{g} {v:.2f}" for g, v in row.get("cpu_ms_per_unit", {}).items()]
+        cpu += ["; busy", *(f"{b:.0%}" for b in row["busy"])] if row.get("busy") else []
+        lines.append(f"{name:<24} {row['units_per_s']:>9.1f}  {row['unit'][:40]:<40} {p50:>7} "
+                     f"{p99:>7} {row['errors'] + row['status_errors']:>6} {x_floor:>7.2f} "
+                     f"{row['spread']:>6.0%}  {' '.join(cpu)}")  # fmt: skip
+    pages = ", ".join(f"{k} {v}" for k, v in s["pages"].items())
+    load = f"bulk load: {s['load']['transactions']:,} transactions in {s['load']['seconds']}s"
+    lines += ["", f"transaction list, limit 100, median ms: {pages}", load, "",
+              f"{'goal (median of the rounds)':<46}     value  goal     met  spread"]  # fmt: skip
+    for t in report["targets"]:
+        warn = "  WARNING: the rounds disagree by more than 15 %" if t["warning"] else ""
+        lines.append(f"{t['name']:<46} {t['value']:>9}  {t['op']} {t['target']:<5} "
+                     f"{'yes' if t['met'] else 'NO '} {t['spread']:>6.0%}{warn}")  # fmt: skip
+    if "hordak" not in s["rounds"][0]:
+        lines.append("the engine / django-hordak: not measured (--hordak-python; make bench does)")
+    lines += ["", f"errors: {report['errors']}; check_ledger passed after every scenario "
+              f"({len(report['checks'])} checks); {report['transactions_stored']:,} transactions "
+              f"stored; run took {report['seconds']} s on {os.cpu_count()} CPUs"]  # fmt: skip
+    if c["mode"] == "quick":
+        lines.append(f"QUICK: one round of {c['seconds']:g} s scenarios on "
+                     f"{c['load_transactions']:,} loaded transactions: the figures are "
+                     "indicative; the full `make bench` decides the goals.")  # fmt: skip
+    print("\n".join(lines))
 
 
 def main(argv: list[str] | None = None) -> int:
-    config = parse(argv, __doc__.splitlines()[0])
-    bench = Bench(config)
-    report = bench.run()
-    out = Path(config.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2, default=str) + "\n")
+    config = parse(argv)
+    report = Bench(config).run()
+    Path(config.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(config.out).write_text(json.dumps(report, indent=2, default=str) + "\n")
     print_table(report)
-    print(f"\nwritten: {out}")
+    print(f"\nwritten: {config.out}")
     return 1 if report["errors"] else 0
 
 
