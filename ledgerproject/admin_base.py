@@ -7,8 +7,9 @@ action."""
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
+from django.apps import apps
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.core.exceptions import ValidationError
@@ -33,10 +34,18 @@ class LedgerModelAdmin(admin.ModelAdmin):
 
 
 def actions_without_permissions(site: admin.AdminSite) -> list[str]:
-    """``app.Model.action`` for every registered action that declares no permission."""
+    """``app.Model.action`` for every registered action that declares no permission: the
+    site's own actions and each admin's."""
     missing = []
-    for model, model_admin in site._registry.items():
-        for func, name, _ in cast(Any, model_admin)._get_base_actions():
-            if not getattr(func, "allowed_permissions", None):
+    for model in apps.get_models():
+        if not site.is_registered(model):
+            continue
+        model_admin = site.get_model_admin(model)
+        names = [name for name, _ in site.actions] + [
+            a if isinstance(a, str) else a.__name__ for a in model_admin.actions or ()
+        ]
+        for name in names:
+            found = model_admin.get_action(name)
+            if found is not None and not getattr(found[0], "allowed_permissions", None):
                 missing.append(f"{model._meta.label}.{name}")
     return missing

@@ -321,18 +321,29 @@ def drop_field_index(app_label: str, model_name: str, field_name: str) -> Any:
         model = apps.get_model(app_label, model_name)
         field = model._meta.get_field(field_name)
         declared = {index.name for index in model._meta.indexes}
-        names = schema_editor._constraint_names(model, [field.column], index=True, unique=False)
-        return model, field, [name for name in names if name not in declared]
+        connection = schema_editor.connection
+        with connection.cursor() as cursor:
+            constraints = connection.introspection.get_constraints(cursor, model._meta.db_table)
+        names = [
+            name
+            for name, c in constraints.items()
+            if c["columns"] == [field.column]
+            and c["index"]
+            and not (c["unique"] or c["primary_key"] or c["foreign_key"])
+            and name not in declared
+        ]
+        return model, field, names
 
     def drop(apps: Any, schema_editor: Any) -> None:
         model, _, names = found(apps, schema_editor)
         for name in names:
-            schema_editor.execute(schema_editor._delete_index_sql(model, name))
+            schema_editor.remove_index(model, models.Index(fields=[field_name], name=name))
 
     def restore(apps: Any, schema_editor: Any) -> None:
         model, field, names = found(apps, schema_editor)
         if not names:
-            schema_editor.execute(schema_editor._create_index_sql(model, fields=[field]))
+            name = f"{model._meta.db_table}_{field.column}_idx"[-63:]
+            schema_editor.add_index(model, models.Index(fields=[field.name], name=name))
 
     return migrations.RunPython(drop, restore)
 

@@ -262,7 +262,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "ledgerproject.api.schema.one_schema_for_blank",
+        "ledgerproject.api.schema.declare_what_the_server_enforces",
         # Summaries, descriptions and examples written for clients, in place of docstrings.
         "ledgerproject.api.operations.describe_for_clients",
     ],

@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ledgerproject.api.pagination import KeysetPage
-from ledgerproject.api.schema import COMMON_ERRORS, TextOr, error_responses, page_parameters
+from ledgerproject.api.schema import COMMON_ERRORS, error_responses, page_parameters, text_or
 from ledgerproject.api.views import ScopedAPIView
 from templates_dsl import selectors, services
 from templates_dsl.models import TransactionTemplate
@@ -31,7 +31,7 @@ TEMPLATE_TEXT = OpenApiResponse(
 # types is typed ``| Unset`` without importing ``Unset``: the module does not import).
 TEXT_BODY = {
     "text/plain": {"type": "string", "minLength": 1},
-    "application/json": TextOr(TemplateTextIn, "The template text, as a JSON string."),
+    "application/json": text_or(TemplateTextIn, "The template text, as a JSON string."),
 }
 ERRORS = error_responses(*COMMON_ERRORS, 409)
 

@@ -170,7 +170,11 @@ class BatchItemsField(serializers.ListField):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(
-            child=serializers.JSONField(), allow_empty=False, max_length=MAX_BATCH, **kwargs
+            child=serializers.JSONField(),
+            allow_empty=False,
+            min_length=1,
+            max_length=MAX_BATCH,
+            **kwargs,
         )
 
 

@@ -16,7 +16,7 @@ from ledgerproject.api.exceptions import api_error_for
 from ledgerproject.api.filters import known_filters, run_filterset
 from ledgerproject.api.pagination import KeysetPage
 from ledgerproject.api.renderers import json_response
-from ledgerproject.api.schema import TextOr, date_parameter
+from ledgerproject.api.schema import date_parameter, text_or
 from ledgerproject.api.serializers import validated
 from ledgerproject.api.views import ScopedAPIView
 from ledgerproject.errors import ErrorCode, LedgerError
@@ -131,7 +131,7 @@ class TransactionInlineDsl(PostsFromCopies):
         # would offer it beside the JSON form, which does all it does and more, and a schema
         # fuzzer would send the JSON form's options as parts.
         request={
-            "application/json": TextOr(InlineDslIn, "The template text, as a JSON string."),
+            "application/json": text_or(InlineDslIn, "The template text, as a JSON string."),
             "text/plain": inline_schema.DSL_TEXT,
         },
         parameters=POST_PARAMS,

@@ -3,19 +3,15 @@ list parameters and the error envelope, derived from what each view declares."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import django_filters
-from django.core.validators import RegexValidator
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 
-from ledgerproject.api.fields import StatusSchema
 from ledgerproject.api.filters import MultiValueFilter
-from ledgerproject.api.serializers import InputSerializer
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -139,13 +135,16 @@ def date_parameter(name: str, description: str) -> Any:
     return OpenApiParameter(name, DATE_OR_TIMESTAMP_SCHEMA, description=description)
 
 
-@dataclass(frozen=True)
-class TextOr:
-    """A JSON request body that is a string or the ``serializer``'s object (template text is
-    ``"<text>"`` or ``{"dsl": "<text>"}``): ``oneOf`` the two, the object a named component."""
+# Request components a JSON body may also give as a plain string (template text is
+# ``"<text>"`` or ``{"dsl": "<text>"}``), by component name, with the string's description.
+TEXT_OR: dict[str, str] = {}
 
-    serializer: Any
-    description: str = ""
+
+def text_or(serializer: Any, description: str) -> Any:
+    """``serializer`` as a JSON request body that may also be a string: the schema says
+    ``oneOf`` the two (``declare_what_the_server_enforces``)."""
+    TEXT_OR[f"{serializer.__name__}Request"] = description
+    return serializer
 
 
 class StrictIntegerSchema(OpenApiSerializerFieldExtension):
@@ -166,118 +165,76 @@ class StrictIntegerSchema(OpenApiSerializerFieldExtension):
         return schema
 
 
-def one_schema_for_blank(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-    """A postprocessing hook. drf-spectacular offers a string that may be blank and has a pattern
-    as ``oneOf: [the pattern, maxLength 0]``; where the pattern is only "no NUL", which a blank
-    string matches too, a blank value would match both and JSON Schema's oneOf refuse it. Such
-    a field's schema is its first alternative alone."""
+def _strings_of(node: Any, name: str = "") -> None:
+    """Every string of a request body with no pattern, enum or format of its own gets the
+    pattern the server enforces: its field's (``REAL_PATTERNS``) or "no NUL" (a JSON body with
+    a NUL character anywhere is refused, 0047)."""
+    if isinstance(node, list):
+        for item in node:
+            _strings_of(item)
+    elif isinstance(node, dict):
+        if node.get("type") == "string" and not {"pattern", "enum", "format"} & set(node):
+            node["pattern"] = REAL_PATTERNS.get(name, NO_NUL)
+        for key, value in node.items():
+            if key == "properties":
+                for field, schema in value.items():
+                    _strings_of(schema, field)
+            elif key in {"items", "oneOf", "anyOf", "allOf", "additionalProperties"}:
+                _strings_of(value)
 
-    def visit(node: Any) -> None:
-        if isinstance(node, list):
-            for item in node:
-                visit(item)
-        elif isinstance(node, dict):
-            alternatives = node.get("oneOf")
-            if (
-                isinstance(alternatives, list)
-                and len(alternatives) == 2
-                and alternatives[0].get("pattern") == NO_NUL
-                and alternatives[1] == {"type": "string", "maxLength": 0}
-            ):
-                del node["oneOf"]
-                node.update(alternatives[0])
-            for value in node.values():
-                visit(value)
 
-    visit(result)
+def declare_what_the_server_enforces(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """A postprocessing hook: what the server enforces on every request, said in the schema.
+
+    - A request body refuses fields it does not declare (0053): a closed object.
+    - Its strings' patterns (``_strings_of``).
+    - A body that may be a string (``text_or``) is ``oneOf`` the string and the object.
+    - A body declared media type by media type (template text) is the whole request: an empty
+      one is refused (0049, 0047), so it is required.
+    - Every write that takes a body may be too large: 413, in the error envelope.
+    - Every keyset-paged list (one that takes ``cursor``) answers the next page's place in
+      ``Link`` (RFC 8288) when there is one; those paged by ``pagination.KeysetPage`` (their
+      ``cursor`` is ``page_parameters``') answer the bare cursor in ``X-Next-Cursor`` too."""
+    schemas = result.get("components", {}).get("schemas", {})
+    for name, component in schemas.items():
+        if name.endswith("Request") and component.get("type") == "object":
+            component["additionalProperties"] = False
+            _strings_of(component)
+    for operations in result.get("paths", {}).values():
+        for method, operation in operations.items():
+            body = operation.get("requestBody")
+            if body is not None:
+                content = body.get("content", {})
+                if any("$ref" not in media.get("schema", {}) for media in content.values()):
+                    body["required"] = True
+                json_body = content.get("application/json", {})
+                ref = json_body.get("schema", {}).get("$ref", "")
+                described = TEXT_OR.get(ref.rsplit("/", 1)[-1])
+                if described is not None:
+                    text = {"type": "string", "minLength": 1, "pattern": NO_NUL}
+                    text["description"] = described
+                    json_body["schema"] = {"oneOf": [text, {"$ref": ref}]}
+            responses = operation.get("responses", {})
+            if method in {"post", "put", "patch"} and "400" in responses:
+                too_large = {**responses["400"], "description": "Request too large"}
+                responses.setdefault("413", too_large)
+            cursor = next(
+                (
+                    p
+                    for p in operation.get("parameters", [])
+                    if p.get("name") == "cursor" and p.get("in") == "query"
+                ),
+                None,
+            )
+            if method == "get" and cursor is not None and "200" in responses:
+                headers = {**LINK_HEADER, **responses["200"].get("headers", {})}
+                if cursor.get("description") == PAGE_CURSOR:
+                    headers = {**headers, **NEXT_CURSOR}
+                responses["200"]["headers"] = headers
     return result
 
 
 class LedgerAutoSchema(AutoSchema):
-    def _map_serializer_field(
-        self, field: Any, direction: Any, bypass_extensions: bool = False
-    ) -> dict[str, Any]:
-        """A JSON body with a NUL character anywhere is refused (0047): no string holds one."""
-        result: dict[str, Any] = super()._map_serializer_field(field, direction, bypass_extensions)
-        if isinstance(field, serializers.ListField) and result.get("type") == "array":
-            # Also when the field's schema is declared (its items): its bounds are the field's.
-            if not field.allow_empty:
-                result.setdefault("minItems", max(1, field.min_length or 1))
-            if field.max_length is not None:
-                result.setdefault("maxItems", field.max_length)
-        plain = not {"pattern", "enum", "format"} & set(result)
-        if direction == "request" and result.get("type") == "string" and plain:
-            real = REAL_PATTERNS.get(getattr(field, "field_name", ""))
-            if real is not None:
-                result["pattern"] = real
-            elif not any(isinstance(v, RegexValidator) for v in field.validators):
-                # A field's own regular expression is its pattern (added after this, and only
-                # where none is): an alias's, ``^@[A-Za-z0-9_\-/.]{1,100}$``, has no NUL either.
-                result["pattern"] = NO_NUL
-        return result
-
-    def _map_basic_serializer(self, serializer: Any, direction: Any) -> dict[str, Any]:
-        """A request body refuses fields it does not declare (0053): a closed object."""
-        result: dict[str, Any] = super()._map_basic_serializer(serializer, direction)
-        if direction == "request" and isinstance(serializer, (InputSerializer, StatusSchema)):
-            result["additionalProperties"] = False
-        return result
-
-    def _get_response_bodies(self, direction: Any = "response") -> dict[str, Any]:
-        """Every write that takes a body may be too large: 413 in the error envelope."""
-        responses = super()._get_response_bodies(direction)
-        if self.method in {"POST", "PUT", "PATCH"} and "400" in responses:
-            responses.setdefault(
-                "413",
-                self._get_response_for_code(
-                    OpenApiResponse(ErrorSerializer, description="Request too large"),
-                    "413",
-                    None,
-                    direction,
-                ),
-            )
-        return responses
-
-    def _get_request_body(self, direction: Any = "request") -> Any:
-        """A body declared media type by media type (template text, an inline posting) is the
-        whole request: an empty one is refused (0049, 0047), so it is required."""
-        body = super()._get_request_body(direction)
-        if body is not None and isinstance(self.get_request_serializer(), dict):
-            body["required"] = True
-        return body
-
-    def _get_request_for_media_type(self, serializer: Any, direction: Any = "request") -> Any:
-        if not isinstance(serializer, TextOr):
-            return super()._get_request_for_media_type(serializer, direction)
-        component, _ = super()._get_request_for_media_type(serializer.serializer, direction)
-        text = {"type": "string", "minLength": 1, "pattern": NO_NUL}
-        text["description"] = serializer.description
-        return {"oneOf": [text, component]}, True
-
-    def _get_response_headers_for_code(self, status_code: Any, direction: Any = "response") -> Any:
-        """Every keyset-paged list (one that takes ``cursor``) answers the next page's place
-        in ``Link`` (RFC 8288) when there is one; those paged by ``pagination.KeysetPage``
-        (their ``cursor`` is ``page_parameters``') answer the bare cursor in ``X-Next-Cursor``
-        too. The event lists page by their events' own cursors and do not."""
-        headers = super()._get_response_headers_for_code(status_code, direction)
-        if str(status_code) != "200" or self.method != "GET":
-            return headers
-        cursor = next(
-            (
-                p
-                for p in self.get_override_parameters()
-                if isinstance(p, OpenApiParameter)
-                and p.name == "cursor"
-                and p.location == OpenApiParameter.QUERY
-            ),
-            None,
-        )
-        if cursor is not None:
-            headers = {**LINK_HEADER, **headers}
-        if cursor is not None and cursor.description == PAGE_CURSOR:
-            headers = {**headers, **NEXT_CURSOR}
-        return headers
-
     def _view_kind(self) -> str | None:
         from ledgerproject.api.views import CollectionView, ItemView
 

@@ -348,8 +348,7 @@ def _constant_strings(tree: ast.Module) -> set[str]:
 # every ``Select(...)`` below) with the model's column names, from Django's model metadata.
 # And the tenant keys' DDL, which Django's schema editor composes from the models' metadata and
 # the catalog's names (``tenancy._ddl``), and the migrations' PostgreSQL-only SQL, a module
-# constant of each migration (``db.postgresql_only``). And the index a migration drops or
-# restores (``db.drop_field_index``), which Django's schema editor names from the catalog.
+# constant of each migration (``db.postgresql_only``).
 # ``db.bind_arrays`` adds to a statement only placeholders and a cast from a fixed list
 # (``db.ArrayParam`` refuses any other), so ``execute(*bind_arrays(sql, ...))`` is judged by
 # its ``sql``.
@@ -359,8 +358,6 @@ COMPOSED = {
     ("ledgerproject/rows.py", "self.sql"),
     ("ledgerproject/tenancy.py", "statement"),
     ("ledgerproject/db.py", "sql"),
-    ("ledgerproject/db.py", "schema_editor._delete_index_sql(model, name)"),
-    ("ledgerproject/db.py", "schema_editor._create_index_sql(model, fields=[field])"),
 }
 
 
