@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -31,7 +32,6 @@ from django.utils import timezone
 
 from ledgerproject.db import cursor, field_of
 from ledgerproject.errors import ErrorCode, LedgerError
-from ledgerproject.formats import digits_to_int
 from organizations.models import Ledger
 from transactions.locking import try_lock_keys
 from transactions.models import IdempotencyKey
@@ -56,17 +56,21 @@ def request_hash(body: Any) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+# The ``tolerance`` header: whole seconds from 0 to ``MAX_TOLERANCE``, in at most six digits.
+TOLERANCE_PATTERN = "^(?:[0-9]{1,5}|[0-5][0-9]{5}|60[0-3][0-9]{3}|604[0-7][0-9]{2}|604800)$"
+_TOLERANCE = re.compile(TOLERANCE_PATTERN)
+
+
 def parse_tolerance(raw: str | None) -> int | None:
     if not raw:
         return None
-    tolerance = digits_to_int(raw.strip())
-    if tolerance is None or tolerance > MAX_TOLERANCE:
+    if _TOLERANCE.fullmatch(raw) is None:
         raise LedgerError(
             ErrorCode.BAD_REQUEST,
             f"tolerance must be a whole number of seconds from 0 to {MAX_TOLERANCE}.",
             fields={"tolerance": "invalid"},
         )
-    return tolerance
+    return int(raw)
 
 
 def check_key(key: str, field: str = "idempotencyKey") -> str:

@@ -47,7 +47,7 @@ KEY_HEADERS = [
     ),
     OpenApiParameter(
         "tolerance",
-        {"type": "integer", "minimum": 0, "maximum": idempotency.MAX_TOLERANCE},
+        {"type": "string", "pattern": idempotency.TOLERANCE_PATTERN},
         OpenApiParameter.HEADER,
         description="Seconds: the key's lifetime; without a key, a non-zero tolerance answers "
         "an identical body within it as a replay.",

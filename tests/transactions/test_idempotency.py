@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import re
 
+import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
 from tests.conftest import assert_error
+from transactions import idempotency
 from transactions.models import IdempotencyKey, Transaction
 
 BODY = {"transactionTypeCode": "FUND", "variables": {"amount": 100, "account": "@alice"}}
@@ -80,6 +83,20 @@ def test_it_refuses_bad_tolerance_and_keys(book):
     assert_error(book.post(BODY, HTTP_TOLERANCE="604801"), 400, "0047")
     assert_error(book.post(BODY, HTTP_TOLERANCE="abc"), 400, "0047")
     assert_error(book.post(BODY, HTTP_IDEMPOTENCYKEY="x" * 256), 400, "0047")
+
+
+@pytest.mark.parametrize("sent", ["0000005", "1e3", "5.0", "+5", "60 s", "６０"])
+def test_a_tolerance_outside_its_documented_pattern_is_refused(book, sent):
+    # The schema declares the header's pattern (headers travel as text); the server reads the
+    # same pattern, so a value it documents as invalid is never accepted.
+    assert re.fullmatch(idempotency.TOLERANCE_PATTERN, sent) is None
+    assert_error(book.post(BODY, HTTP_TOLERANCE=sent), 400, "0047")
+
+
+@pytest.mark.parametrize("sent", ["0", "7", "00060", "604800"])
+def test_a_tolerance_inside_its_pattern_is_accepted(book, sent):
+    assert re.fullmatch(idempotency.TOLERANCE_PATTERN, sent) is not None
+    assert book.post(BODY, HTTP_TOLERANCE=sent).status_code == 201
 
 
 def test_it_purges_expired_keys(book):
