@@ -304,7 +304,7 @@ def print_table(report: dict[str, Any]) -> None:
         row, x_floor = s[name], s[name]["units_per_s"] / s["floor"]["units_per_s"]
         p50, p99 = ("-" if row[k] is None else f"{row[k]:.1f}" for k in ("p50_ms", "p99_ms"))
         cpu = [f"{g} {v:.2f}" for g, v in row.get("cpu_ms_per_unit", {}).items()]
-        cpu += ["; busy", *(f"{b:.0%}" for b in row["busy"])] if row.get("busy") else []
+        cpu[-1:] = [f"{cpu[-1]}; busy", *(f"{b:.0%}" for b in row["busy"])] if cpu else []
         lines.append(f"{name:<24} {row['units_per_s']:>9.1f}  {row['unit'][:40]:<40} {p50:>7} "
                      f"{p99:>7} {row['errors'] + row['status_errors']:>6} {x_floor:>7.2f} "
                      f"{row['spread']:>6.0%}  {' '.join(cpu)}")  # fmt: skip
