@@ -1,6 +1,6 @@
-"""A transaction as the API renders it, fast. ``serializers.TransactionOut`` documents the
-shape (and drives the OpenAPI schema); ``transaction_data`` produces exactly its ``.data``
-without DRF's per-field machinery, which was a tenth of a posting's time.
+"""A transaction, and an operation, as the API renders them: the one renderer of both.
+``serializers.TransactionOut`` and ``OperationOut`` declare the shape for the OpenAPI schema
+and render nothing; DRF's per-field machinery was a tenth of a posting's time.
 tests/performance/test_rendering.py holds them equal. Its values are JSON's own types, so the
 transaction's event keeps the rendering as it is (``serializers`` registers it as plain)."""
 
@@ -74,6 +74,12 @@ def operation_data(op: Any, t: _Texts) -> dict[str, Any]:
         "createdAt": t.of(op.created_at),
         "updatedAt": t.of(op.updated_at),
     }
+
+
+def operations_data(operations: Any) -> list[dict[str, Any]]:
+    """Operations as the API renders them (an account's statement)."""
+    t = _Texts()
+    return [operation_data(op, t) for op in operations]
 
 
 def transaction_data(tx: Any) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from transactions import answers, engine, idempotency, inline_schema, selectors,
 from transactions.filters import TransactionFilter
 from transactions.models import Transaction
 from transactions.prepare import item_error
-from transactions.rendering import transaction_data
+from transactions.rendering import operations_data, transaction_data
 from transactions.schema import (
     ERRORS,
     KEY_HEADERS,
@@ -307,7 +307,7 @@ class AccountOperations(AccountScopedView):
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         page = KeysetPage(request, keys=("balance_version", "id"))
         rows = page.slice(selectors.statement_of(self.account()))
-        return page.response(OperationOut(rows, many=True).data)
+        return page.response(operations_data(rows))
 
 
 class AccountBalanceAt(AccountScopedView):

@@ -1,13 +1,36 @@
-"""The hand-written transaction renderer answers exactly what ``TransactionOut`` does."""
+"""The one renderer of transactions and operations answers what the served schema declares:
+every declared field, of its declared type, and nothing else."""
 
 from __future__ import annotations
 
-from transactions.models import Transaction
-from transactions.rendering import transaction_data
-from transactions.serializers import TransactionOut
+import json
+from typing import Any
+
+from tests.api.test_schema_for_clients import validator_for
+from transactions.models import Operation, Transaction
+from transactions.rendering import operations_data, transaction_data
 
 
-def test_it_renders_every_kind_of_transaction_like_the_serializer(book):
+def _closed(node: Any) -> Any:
+    """The schema with every object closed: a rendered field the schema does not declare, or a
+    declared one missing, fails."""
+    if isinstance(node, list):
+        return [_closed(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    node = {key: _closed(value) for key, value in node.items()}
+    if node.get("type") == "object" and "properties" in node:
+        node["additionalProperties"] = False
+        node["required"] = sorted(node["properties"])
+    return node
+
+
+def _validator(anon: Any, component: str) -> Any:
+    schema = _closed(json.loads(anon.get("/v1/openapi.json").content))
+    return validator_for(schema, {"$ref": f"#/components/schemas/{component}"})
+
+
+def test_it_renders_every_kind_of_transaction_as_the_schema_declares(book, anon):
     book.fund("@alice", 100_000)
     plain = book.pay(2_500, 100, metadata={"order": "42", "n": 7, "ok": True}).json()
     held = book.post(
@@ -21,10 +44,23 @@ def test_it_renders_every_kind_of_transaction_like_the_serializer(book):
     book.api.post(f"{book.url}/transactions/{plain['id']}/revert")
     rows = list(Transaction.objects.prefetch_related("operations"))
     assert len(rows) >= 4
+    transactions = _validator(anon, "TransactionOut")
     for tx in rows:
-        assert transaction_data(tx) == TransactionOut(tx).data
+        rendered = transaction_data(tx)
+        assert list(transactions.iter_errors(rendered)) == []
         fresh = Transaction.objects.get(pk=tx.pk)  # operations read through the manager
-        assert transaction_data(fresh) == TransactionOut(fresh).data
+        assert transaction_data(fresh) == rendered
+    operations = _validator(anon, "OperationOut")
+    statement = operations_data(Operation.objects.all())
+    assert len(statement) >= 8
+    for rendered in statement:
+        assert list(operations.iter_errors(rendered)) == []
+    assert statement[0] == next(
+        op
+        for tx in rows
+        for op in transaction_data(tx)["operations"]
+        if op["id"] == statement[0]["id"]
+    )
 
 
 def _plain_types(value):
