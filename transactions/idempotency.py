@@ -62,7 +62,8 @@ _TOLERANCE = re.compile(TOLERANCE_PATTERN)
 
 
 def parse_tolerance(raw: str | None) -> int | None:
-    if not raw:
+    """The header's seconds; None when it was not sent (sent empty, it is refused)."""
+    if raw is None:
         return None
     if _TOLERANCE.fullmatch(raw) is None:
         raise LedgerError(
