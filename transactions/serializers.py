@@ -98,37 +98,6 @@ class TransactionIn(PostingOptionsIn):
         fields = dict(super().get_fields())
         return {"transactionTypeCode": fields.pop("transactionTypeCode"), **fields}
 
-    @staticmethod
-    def quick(data: Any) -> dict[str, Any] | None:
-        """What validating the usual body (a template's code, its variables, and perhaps
-        ``pending``) gives, without DRF's per-field machinery (a tenth of a posting's Python
-        time); None for any other body, which the serializer validates (and refuses). Accepts
-        only what the serializer accepts unchanged, and answers what it answers:
-        tests/performance/test_quick_validation.py holds the two equal on generated bodies."""
-        if type(data) is not dict or not data.keys() <= _QUICK_KEYS:
-            return None
-        code, variables = data.get("transactionTypeCode"), data.get("variables", _MISSING)
-        pending = data.get("pending")
-        if not (
-            type(code) is str
-            and len(code) <= 100
-            and NAME_RE.fullmatch(code) is not None
-            and (variables is _MISSING or type(variables) is dict)
-            and (pending is None or type(pending) is bool)
-        ):
-            return None
-        return {
-            "template_code": code,
-            "variables": {} if variables is _MISSING else variables,
-            "metadata": {},
-            "pending": pending,
-            "expires_at": None,
-        }
-
-
-_QUICK_KEYS = frozenset({"transactionTypeCode", "variables", "pending"})
-_MISSING = object()
-
 
 class CommitIn(InputSerializer):
     """The optional body of a commit: settle only ``amount`` (at ``scale``, by default the

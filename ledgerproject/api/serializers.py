@@ -158,12 +158,7 @@ def same(sent: Any, stored: Any) -> bool:
 
 
 def validated(serializer_class: type[InputSerializer], data: Any, **kwargs: Any) -> dict[str, Any]:
-    """The body validated by the serializer. A class may declare ``quick`` (its own, not
-    inherited: a subclass adds fields): a function that answers what the serializer would for
-    the bodies it knows, and None for the others, which the serializer validates."""
-    quick = None if kwargs else serializer_class.__dict__.get("quick")
-    if quick is not None and (found := quick(data)) is not None:
-        return found
+    """The body validated by the serializer."""
     serializer = serializer_class(data=data, **kwargs)
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)
