@@ -109,11 +109,12 @@ class TransactionCollection(PostsFromCopies):
 def post_one(ledger: Any, request: Request, data: dict[str, Any], body: Any) -> HttpResponse:
     """Post one parsed request (or simulate it with ``?dryRun=true``); ``body`` is what its
     idempotency key or tolerance hashes."""
+    claim = _claim(request, body)  # its headers are checked on a dry run too
     if request.query_params.get("dryRun", "").lower() in {"true", "1"}:
         headers = {answers.DRY_RUN_HEADER: "true"}
         body = answers.dry_run(ledger, posting_request(data))
         return json_response(body, status.HTTP_200_OK, headers)
-    outcome = engine.post(ledger, posting_request(data, _claim(request, body)))
+    outcome = engine.post(ledger, posting_request(data, claim))
     return _respond(*answers.posting(outcome))
 
 

@@ -91,6 +91,8 @@ def test_a_tolerance_outside_its_documented_pattern_is_refused(book, sent):
     # same pattern, so a value it documents as invalid is never accepted.
     assert re.fullmatch(idempotency.TOLERANCE_PATTERN, sent) is None
     assert_error(book.post(BODY, HTTP_TOLERANCE=sent), 400, "0047")
+    dry_run = book.api.post(f"{book.url}/transactions?dryRun=true", BODY, HTTP_TOLERANCE=sent)
+    assert_error(dry_run, 400, "0047")
 
 
 @pytest.mark.parametrize("sent", ["0", "7", "00060", "604800"])
