@@ -1,7 +1,6 @@
 """A string field takes a JSON string and nothing else: a number or a boolean where the
 contract says string is 400 0047 naming the field, in every body (``InputSerializer``), at any
-depth (a nested body, a list's items), and on the posting path (``TransactionIn.quick`` hands
-what it does not know to the serializer, which refuses it)."""
+depth (a nested body, a list's items), and on the posting path."""
 
 from __future__ import annotations
 
