@@ -12,6 +12,7 @@ every request body to an example its own schema accepts."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -54,39 +55,17 @@ SOFT_DELETE = (
 )
 LEDGER_EVENTS = "Writes the event `{event}` (docs/EVENTS.md)."
 
-# The demo ledger's templates (transactions/demo, what `make run` loads), as the examples post
-# to the demo's accounts `@alice`, `@bob` and `@fees/platform` in BRL.
-PAYMENT_WITH_FEE = """(transaction-template v1
-  (chart-of-accounts-group-name PAYMENTS)
-  (metadata (channel demo))
-  (code PAYMENT_WITH_FEE)
-  (description "Payment with a platform fee")
-  (send BRL $amount+$fee|2
-    (source
-      (from $source :amount BRL $amount+$fee|2
-        (description "Pay $amount plus fee $fee")
-        (chart-of-accounts PAYMENT_DEBIT))))
-  (distribute
-    (to @fees/platform :amount BRL $fee|2
-      (description "Platform fee")
-      (chart-of-accounts FEE_CREDIT))
-    (distribute :remaining
-      (to $destination :remaining
-        (chart-of-accounts PAYMENT_CREDIT)))))
-"""
-FUND = """(transaction-template v1
-  (chart-of-accounts-group-name FUNDING)
-  (code FUND)
-  (description "Deposit from outside the ledger")
-  (send BRL $amount|2
-    (source
-      (from @external/BRL :amount BRL $amount|2
-        (chart-of-accounts CASH_IN))))
-  (distribute
-    (to $account :amount BRL $amount|2
-      (description "Deposit to $account")
-      (chart-of-accounts DEPOSITS))))
-"""
+# The demo ledger's templates (transactions/demo, what `make run` loads), read from their files,
+# as the examples post to the demo's accounts `@alice`, `@bob` and `@fees/platform` in BRL.
+DEMO = Path(__file__).resolve().parents[2] / "transactions" / "demo"
+
+
+def _demo(name: str) -> str:
+    return (DEMO / name).read_text()
+
+
+PAYMENT_WITH_FEE = _demo("payment_with_fee.tmpl")
+FUND = _demo("fund.tmpl")
 REFUND = """(transaction-template v1
   (chart-of-accounts-group-name REFUNDS)
   (code REFUND)
