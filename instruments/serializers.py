@@ -105,8 +105,11 @@ class RateFace:
 
         fields: dict[str, Any] = {
             "unmodifiable": TIMESTAMPS | IDS,
-            base: serializers.CharField(max_length=100, source="base_code"),
-            counter: serializers.CharField(max_length=100, source="counter_code"),
+            # Untrimmed: the schema's pattern (an instrument's code) is checked as sent.
+            base: serializers.CharField(max_length=100, source="base_code", trim_whitespace=False),
+            counter: serializers.CharField(
+                max_length=100, source="counter_code", trim_whitespace=False
+            ),
             **self._editable(required=True),
             "validate": validate,
         }

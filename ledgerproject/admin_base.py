@@ -41,11 +41,9 @@ def actions_without_permissions(site: admin.AdminSite) -> list[str]:
         if not site.is_registered(model):
             continue
         model_admin = site.get_model_admin(model)
-        names = [name for name, _ in site.actions] + [
-            a if isinstance(a, str) else a.__name__ for a in model_admin.actions or ()
-        ]
-        for name in names:
-            found = model_admin.get_action(name)
+        actions = [name for name, _ in site.actions] + list(model_admin.actions or ())
+        for action in actions:
+            found = model_admin.get_action(action)  # a name, or the action itself
             if found is not None and not getattr(found[0], "allowed_permissions", None):
-                missing.append(f"{model._meta.label}.{name}")
+                missing.append(f"{model._meta.label}.{found[1]}")
     return missing

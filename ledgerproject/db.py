@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextvars import ContextVar
@@ -342,8 +343,9 @@ def drop_field_index(app_label: str, model_name: str, field_name: str) -> Any:
     def restore(apps: Any, schema_editor: Any) -> None:
         model, field, names = found(apps, schema_editor)
         if not names:
-            name = f"{model._meta.db_table}_{field.column}_idx"[-63:]
-            schema_editor.add_index(model, models.Index(fields=[field.name], name=name))
+            digest = hashlib.sha256(f"{model._meta.db_table}.{field.column}".encode()).hexdigest()
+            name = f"{model._meta.db_table[:40]}_{field.column[:10]}_{digest[:8]}"
+            schema_editor.add_index(model, models.Index(fields=[field_name], name=name))
 
     return migrations.RunPython(drop, restore)
 

@@ -294,9 +294,10 @@ class AccountCreateIn(AccountEditableIn):
     """Aliases and types of external accounts (0074) are refused by ``account_create``."""
 
     unmodifiable = TIMESTAMPS | LEDGER_IDS | {"balance"}
-    assetCode = serializers.CharField(max_length=100, source="asset_code")
+    # Untrimmed: the schema's patterns (an instrument's code, not ``external``) hold as sent.
+    assetCode = serializers.CharField(max_length=100, source="asset_code", trim_whitespace=False)
     alias = pattern_field(ALIAS_PATTERN, max_length=101, required=False)
-    type = serializers.CharField(max_length=100, required=False)
+    type = serializers.CharField(max_length=100, required=False, trim_whitespace=False)
     parentAccountId = serializers.UUIDField(
         source="parent_account_id", required=False, allow_null=True
     )

@@ -82,7 +82,7 @@ class ItemRefused(Exception):
 
 
 def item_error(index: int, error: LedgerError) -> LedgerError:
-    """An item's refusal as the refusal of a whole atomic batch: ``fields.index`` added."""
+    """An item's refusal as the refusal of the whole batch: ``fields.index`` added."""
     fields = {"index": str(index)}
     fields.update({f"transactions[{index}].{k}": v for k, v in (error.fields or {}).items()})
     return LedgerError(error.error, f"transactions[{index}]: {error.description}", fields=fields)

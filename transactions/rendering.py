@@ -1,7 +1,7 @@
-"""A transaction, and an operation, as the API renders them: the one renderer of both.
-``serializers.TransactionOut`` and ``OperationOut`` declare the shape for the OpenAPI schema
-and render nothing; DRF's per-field machinery was a tenth of a posting's time.
-tests/performance/test_rendering.py holds them equal. Its values are JSON's own types, so the
+"""A transaction, and an operation, as the API renders them: the one renderer of both, without
+DRF's per-field machinery. ``serializers.TransactionOut`` and ``OperationOut`` declare the shape
+for the OpenAPI schema and render nothing; tests/performance/test_rendering.py holds the
+renderer to the served schema. Its values are JSON's own types, so the
 transaction's event keeps the rendering as it is (``serializers`` registers it as plain)."""
 
 from __future__ import annotations

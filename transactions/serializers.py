@@ -141,7 +141,7 @@ class BatchItemsField(serializers.ListField):
         super().__init__(
             child=serializers.JSONField(),
             allow_empty=False,
-            min_length=1,
+            min_length=1,  # the same rule, for the schema's minItems (read from the validator)
             max_length=MAX_BATCH,
             **kwargs,
         )

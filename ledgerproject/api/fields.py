@@ -134,5 +134,14 @@ class StrictIntegerField(serializers.Field):
 def declared(field_class: type[serializers.Field], schema: dict[str, Any]) -> Any:
     """``field_class`` with ``schema`` as its OpenAPI schema: the rule a service checks after
     the serializer (with its own error code), stated where the schema can say it."""
-    named = type(f"Declared{field_class.__name__}", (field_class,), {})
+    body: dict[str, Any] = {}
+    if issubclass(field_class, serializers.CharField) and {"pattern", "enum"} & set(schema):
+
+        def __init__(self: Any, **kwargs: Any) -> None:
+            # What the schema declares is what the service checks: the value as sent, untrimmed.
+            kwargs.setdefault("trim_whitespace", False)
+            field_class.__init__(self, **kwargs)
+
+        body["__init__"] = __init__
+    named = type(f"Declared{field_class.__name__}", (field_class,), body)
     return extend_schema_field(schema)(named)

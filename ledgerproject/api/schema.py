@@ -196,12 +196,22 @@ def declare_what_the_server_enforces(result: dict[str, Any], **kwargs: Any) -> d
       ``Link`` (RFC 8288) when there is one; those paged by ``pagination.KeysetPage`` (their
       ``cursor`` is ``page_parameters``') answer the bare cursor in ``X-Next-Cursor`` too."""
     schemas = result.get("components", {}).get("schemas", {})
+    missing = sorted(set(TEXT_OR) - set(schemas))
+    assert not missing, f"text_or names no component: {missing}"
     for name, component in schemas.items():
         if name.endswith("Request") and component.get("type") == "object":
             component["additionalProperties"] = False
             _strings_of(component)
     for operations in result.get("paths", {}).values():
         for method, operation in operations.items():
+            if not isinstance(operation, dict) or method not in {
+                "get",
+                "post",
+                "put",
+                "patch",
+                "delete",
+            }:
+                continue
             body = operation.get("requestBody")
             if body is not None:
                 content = body.get("content", {})
@@ -216,8 +226,9 @@ def declare_what_the_server_enforces(result: dict[str, Any], **kwargs: Any) -> d
                     json_body["schema"] = {"oneOf": [text, {"$ref": ref}]}
             responses = operation.get("responses", {})
             if method in {"post", "put", "patch"} and "400" in responses:
-                too_large = {**responses["400"], "description": "Request too large"}
-                responses.setdefault("413", too_large)
+                error = {"schema": {"$ref": "#/components/schemas/Error"}}
+                too_large = {"content": {"application/json": error}}
+                responses.setdefault("413", {**too_large, "description": "Request too large"})
             cursor = next(
                 (
                     p

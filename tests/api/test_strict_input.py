@@ -100,3 +100,28 @@ def test_strings_and_nulls_still_pass(api):
     response = api.post("/v1/organizations", body)
     assert response.status_code == 201, response.content
     assert response.json()["legalName"] == "Acme"
+
+
+def test_a_value_with_a_pattern_or_an_enum_is_taken_as_sent_never_trimmed(api, ledger_url):
+    """The schema's pattern or enum holds for the value as sent: a space around an instrument's
+    code or type, an account's asset, a rate's codes is refused, where
+    trimming it first would accept what the schema calls invalid."""
+    created = api.post(
+        f"{ledger_url}/instruments", {"name": "R", "type": "currency", "code": "BRL"}
+    )
+    assert created.status_code == 201, created.content
+    api.post(f"{ledger_url}/instruments", {"name": "G", "type": "commodity", "code": "XAU"})
+    refusals = [
+        api.post(f"{ledger_url}/instruments", {"name": "E", "type": "currency", "code": " EUR"}),
+        api.post(f"{ledger_url}/instruments", {"name": "E", "type": " currency", "code": "EUR"}),
+        api.post(f"{ledger_url}/accounts", {"assetCode": "BRL ", "alias": "@spaced"}),
+        api.post(
+            f"{ledger_url}/asset-rates",
+            {"baseAssetCode": " BRL", "counterAssetCode": "XAU", "amount": 5, "scale": 2},
+        ),
+    ]
+    assert [r.status_code for r in refusals] == [400, 400, 422, 422], [r.content for r in refusals]
+    assert "@spaced" not in [a["alias"] for a in api.get(f"{ledger_url}/accounts").json()]
+    # And a value the pattern allows is kept as sent: ``external `` is not ``external``.
+    spaced = api.post(f"{ledger_url}/accounts", {"assetCode": "BRL", "type": "external "})
+    assert spaced.status_code == 201 and spaced.json()["type"] == "external ", spaced.content

@@ -305,9 +305,7 @@ def test_it_refuses_weak_staff_passwords(db, password):
 
 # --- SQL --------------------------------------------------------------------------------------
 
-SQL_CALLS = {"execute", "executemany", "raw", "extra", "RawSQL", "run_and_commit"}
-# Calls whose statement is not their first argument: the argument's position.
-SQL_AT = {"execute_first": 1}
+SQL_CALLS = {"execute", "executemany", "raw", "extra", "RawSQL"}
 
 
 def _source_files() -> list[Path]:
@@ -393,10 +391,9 @@ def test_it_builds_no_sql_from_input():
                     f"{where}:{node.lineno} {ast.unparse(p)}" for p in parts if not literal(p)
                 ]
                 continue
-            position = 0 if name in SQL_CALLS else SQL_AT.get(name)
-            if position is None or len(node.args) <= position:
+            if name not in SQL_CALLS or not node.args:
                 continue
-            statement = node.args[position]
+            statement = node.args[0]
             if (
                 isinstance(statement, ast.Starred)
                 and isinstance(statement.value, ast.Call)
