@@ -29,7 +29,7 @@ Converter = Callable[[Any, Any, Any], Any]
 
 class Select(Generic[M]):
     """``SELECT <the model's columns as alias.col>[, extra] <rest>``. The extra values of a row
-    are kept on its instance as ``_extra`` (a tuple). ``only`` names the fields to read (as
+    are kept on its instance as ``selected_extra`` (a tuple). ``only`` names the fields to read (as
     ``QuerySet.only``): the others are deferred, and reading one on an instance is a query of
     its own, which the query-count tests of the path that uses it would see."""
 
@@ -82,7 +82,7 @@ class Select(Generic[M]):
         for row in rows:
             obj = self.build(row, 0)
             if self.extra:
-                obj._extra = row[width:]  # type: ignore[attr-defined]
+                obj.selected_extra = row[width:]  # type: ignore[attr-defined]
             out.append(obj)
         return out
 

@@ -92,7 +92,7 @@ def ledger_lookup(
     patterns = pg_array(f"{path}%" for path in principal.organization_paths)
     params = [ledger_pk, org_pk, not principal.is_limited, patterns]
     (ledger,) = LEDGER_WITH_ORGANIZATION_SQL.fetch(params)
-    path, epoch = ledger._extra  # type: ignore[attr-defined]
+    path, epoch = ledger.selected_extra  # type: ignore[attr-defined]
     if ledger.pk is None:
         return None, epoch
     organization = rows.loaded(Organization, ("id", "path"), (ledger.organization_id, path))

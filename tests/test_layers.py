@@ -152,8 +152,12 @@ def test_no_private_name_of_a_library_is_used():
                 own.add(node.name)
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 own.add(node.id)
-            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
-                own.add(node.attr)
+            elif (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.ctx, ast.Store)
+                and getattr(node.value, "id", "") in {"self", "cls"}
+            ):
+                own.add(node.attr)  # set on an object of the project's own class
             elif isinstance(node, ast.arg):
                 own.add(node.arg)
     found = set()
@@ -168,6 +172,18 @@ def test_no_private_name_of_a_library_is_used():
                 and name not in DOCUMENTED_PRIVATE | own
             ):
                 found.add((where, name))
+            # A private name read or written through a string: ``getattr(obj, "_name")``.
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", "") in {"getattr", "setattr", "hasattr", "delattr"}
+                and len(node.args) >= 2
+                and isinstance(node.args[1], ast.Constant)
+                and isinstance(node.args[1].value, str)
+                and node.args[1].value.startswith("_")
+                and not node.args[1].value.startswith("__")
+                and node.args[1].value not in DOCUMENTED_PRIVATE | own
+            ):
+                found.add((where, node.args[1].value))
             # An override of a library's private method calls it on ``super()``.
             value = getattr(node, "value", None)
             if (

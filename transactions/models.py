@@ -18,6 +18,9 @@ class Transaction(TenantRow, TimestampedModel):
     SENT = "SENT"
     CANCELED = "CANCELED"
     STATUSES = (CREATED, PRE_APPROVED, SENT, CANCELED)
+    # The operations a posting made, kept on the instance it answers with
+    # (``prepare.attach_operations``), so that its rendering reads no row back.
+    made_operations: list[Operation] | None = None
 
     # No index of their own: the primary key (organization_id, id) and tx_ledger_created_idx
     # lead with these columns, and every index is paid by every posting.

@@ -181,6 +181,6 @@ def balances_of(steps: list[Step]) -> list[uuid.UUID]:
 
 
 def attach_operations(tx: Transaction, operations: list[Operation]) -> Transaction:
-    """Let ``tx.operations.all()`` answer from memory, as a prefetch would."""
-    tx._prefetched_objects_cache = {"operations": operations}  # type: ignore[attr-defined]
+    """Keep the operations a posting made on its transaction, for its rendering."""
+    tx.made_operations = operations
     return tx

@@ -83,8 +83,8 @@ def operations_data(operations: Any) -> list[dict[str, Any]]:
 
 
 def transaction_data(tx: Any) -> dict[str, Any]:
-    prefetched = getattr(tx, "_prefetched_objects_cache", {}).get("operations")
-    operations = prefetched if prefetched is not None else tx.operations.all()
+    made = tx.made_operations
+    operations = made if made is not None else tx.operations.all()
     t = _Texts()
     return {
         "id": t.of(tx.id),

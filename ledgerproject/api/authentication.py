@@ -88,8 +88,8 @@ def token_lookup(prefix: str) -> tuple[ApiToken | None, tuple[str, ...], int | N
     rows = TOKEN_SQL.fetch([prefix])
     if not rows:
         return None, (), None
-    paths = tuple(sorted(p for row in rows if (p := row._extra[0]) is not None))  # type: ignore[attr-defined]
-    epoch = rows[0]._extra[1]  # type: ignore[attr-defined]
+    paths = tuple(sorted(p for row in rows if (p := row.selected_extra[0]) is not None))  # type: ignore[attr-defined]
+    epoch = rows[0].selected_extra[1]  # type: ignore[attr-defined]
     # The epoch's row is there (a test flush empties it) and triggers move it: keep the copy.
     if epoch is not None and connection.vendor == "postgresql":
         with _cache_lock:
