@@ -321,7 +321,7 @@ def _preview_rows(tx: Transaction) -> list[dict[str, str]]:
                 op.asset_code,
             ),
         }
-        for op in tx.operations.all()
+        for op in tx.operation_rows()
     ]
 
 

@@ -3,6 +3,8 @@ balances they change live with the accounts, in ``organizations.models.Balance``
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
@@ -88,6 +90,11 @@ class Transaction(TenantRow, TimestampedModel):
         """Posted with its template in the request (``POST .../transactions/dsl|json``): no
         stored template, and an empty ``type``."""
         return self.template_id is None
+
+    def operation_rows(self) -> Any:
+        """The operations a posting made, kept on this instance (a dry run's too, which were
+        never written), else those stored."""
+        return self.made_operations if self.made_operations is not None else self.operations.all()
 
 
 class Operation(TenantRow, TimestampedModel):

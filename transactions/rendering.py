@@ -83,8 +83,7 @@ def operations_data(operations: Any) -> list[dict[str, Any]]:
 
 
 def transaction_data(tx: Any) -> dict[str, Any]:
-    made = tx.made_operations
-    operations = made if made is not None else tx.operations.all()
+    operations = tx.operation_rows()
     t = _Texts()
     return {
         "id": t.of(tx.id),
