@@ -84,9 +84,9 @@ def check_key(key: str, field: str = "idempotencyKey") -> str:
     return key
 
 
-def claim_for(*, key: str | None, tolerance: str | None, body: Any) -> Claim | None:
-    """The claim a request makes: its key, or its body's hash under a tolerance, or none."""
-    seconds = parse_tolerance(tolerance)
+def claim_for(*, key: str | None, seconds: int | None, body: Any) -> Claim | None:
+    """The claim a request makes: its key, or its body's hash under a tolerance of ``seconds``
+    (``parse_tolerance``), or none."""
     if key is None and not seconds:
         return None  # nothing to claim: the body is not even hashed
     digest = request_hash(body)

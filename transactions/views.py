@@ -69,9 +69,12 @@ def _key(request: Request) -> str | None:
     return _header(request, "HTTP_IDEMPOTENCYKEY", "HTTP_IDEMPOTENCY_KEY")
 
 
-def _claim(request: Request, body: Any) -> idempotency.Claim | None:
-    tolerance = _header(request, "HTTP_TOLERANCE")
-    return idempotency.claim_for(key=_key(request), tolerance=tolerance, body=body)
+def _tolerance(request: Request) -> int | None:
+    return idempotency.parse_tolerance(_header(request, "HTTP_TOLERANCE"))
+
+
+def _claim(request: Request, body: Any, seconds: int | None) -> idempotency.Claim | None:
+    return idempotency.claim_for(key=_key(request), seconds=seconds, body=body)
 
 
 class PostsFromCopies(ScopedAPIView):
@@ -109,7 +112,7 @@ class TransactionCollection(PostsFromCopies):
 def post_one(ledger: Any, request: Request, data: dict[str, Any], body: Any) -> HttpResponse:
     """Post one parsed request (or simulate it with ``?dryRun=true``); ``body`` is what its
     idempotency key or tolerance hashes."""
-    claim = _claim(request, body)  # its headers are checked on a dry run too
+    claim = _claim(request, body, _tolerance(request))  # checked on a dry run too
     if request.query_params.get("dryRun", "").lower() in {"true", "1"}:
         headers = {answers.DRY_RUN_HEADER: "true"}
         body = answers.dry_run(ledger, posting_request(data))
@@ -220,11 +223,9 @@ class TransactionBatch(ScopedAPIView):
     )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
         data = validated(TransactionBatchIn, request.data)
-        claim = _claim(request, request.data)
-        ttl = (
-            idempotency.parse_tolerance(_header(request, "HTTP_TOLERANCE"))
-            or idempotency.DEFAULT_TTL
-        )
+        seconds = _tolerance(request)  # the batch's key's lifetime, and its items'
+        claim = _claim(request, request.data, seconds)
+        ttl = seconds or idempotency.DEFAULT_TTL
         items = [_batch_item(i, item, ttl) for i, item in enumerate(data["transactions"])]
         result = engine.post_batch(self.ledger, items, atomic=data["atomic"], claim=claim)
         return _respond(*answers.batch(result, atomic=data["atomic"]))

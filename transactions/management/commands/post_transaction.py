@@ -90,7 +90,7 @@ class Command(BaseCommand):
                 data, replayed = answers.dry_run(ledger, request), False
             else:
                 key = options["idempotency_key"]
-                request.claim = idempotency.claim_for(key=key, tolerance=None, body=body)
+                request.claim = idempotency.claim_for(key=key, seconds=None, body=body)
                 _, data, replayed = answers.posting(engine.post(ledger, request))
         except LedgerError as exc:
             raise api_error(exc) from exc
