@@ -10,7 +10,14 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from django.db import IntegrityError, connection, models, transaction
+from django.db import (
+    DatabaseError,
+    IntegrityError,
+    OperationalError,
+    connection,
+    models,
+    transaction,
+)
 from django.db.models import F, QuerySet, Sum
 from django.utils import timezone
 from uuid_utils.compat import uuid7
@@ -114,6 +121,58 @@ def cursor() -> contextlib.AbstractContextManager[Any]:
     on leaving: its owner closes it)."""
     shared = _shared_cursor.get()
     return connection.cursor() if shared is None else contextlib.nullcontext(shared)
+
+
+class ConnectionGone(OperationalError):
+    """The first statement of a ``first_statement_checks`` block found the kept connection
+    closed. Nothing had been sent on it in the block, so nothing was written."""
+
+
+@contextlib.contextmanager
+def first_statement_checks() -> Iterator[None]:
+    """In this block a connection kept from an earlier request is checked by the block's first
+    statement, not by Django's ``SELECT 1`` round trip before it (``CONN_HEALTH_CHECKS``). If
+    that statement fails and the connection is then closed, the connection is let go and
+    ``ConnectionGone`` raised: the caller runs its work again, and the next statement opens a
+    new connection. Any other error is raised as it is, and so is any error after the first
+    statement, which may have written. A block that sends no statement leaves Django's check
+    due. Where no check is due (a new connection, one already used in this request, a database
+    without health checks, as SQLite is here), where the driver already knows the connection
+    is closed (Django's check then opens a new one), or inside a transaction, the block
+    changes nothing. It uses Django's public ``execute_wrapper``, and the connection's
+    ``health_check_enabled`` and ``health_check_done``, which Django's own check reads."""
+    db: Any = connection  # django-stubs do not know the health check's fields
+    if (
+        not db.health_check_enabled
+        or db.health_check_done
+        or db.in_atomic_block
+        or db.connection is None
+        or db.connection.closed
+    ):
+        yield
+        return
+    db.health_check_done = True  # the block's first statement is the check
+    first = True
+
+    def check(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        nonlocal first
+        if not first:
+            return execute(sql, params, many, context)
+        first = False
+        try:
+            return execute(sql, params, many, context)
+        except DatabaseError as exc:
+            if db.connection is not None and not db.connection.closed:
+                raise
+            db.close()
+            raise ConnectionGone(str(exc)) from exc
+
+    try:
+        with db.execute_wrapper(check):
+            yield
+    finally:
+        if first:  # no statement was sent: the request's next one is checked as Django does
+            db.health_check_done = False
 
 
 def new_id() -> uuid.UUID:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from django.db import IntegrityError, transaction
 
-from ledgerproject.db import one_cursor
+from ledgerproject.db import ConnectionGone, first_statement_checks, one_cursor
 from organizations import ledger_copies
 from organizations.models import Ledger
 from organizations.services import ensure_ledger_active
@@ -56,14 +56,24 @@ def _run(
         replay = idempotency.replay_of(claim, stored)
         if replay is not None:
             return Batch([], replay=replay)
-    try:
-        return _attempt(Run(ledger, requests, atomic), claim, PostingLookups(ledger, cached=True))
-    except TemplatesChanged:
-        # A template kept in this process changed: everything it planned (and refused) is
-        # forgotten, the transaction was rolled back, and the postings are planned again from
-        # the database, once.
-        ledger_copies.unconfirm(ledger)  # confirmed again in the new transaction
-        return _attempt(Run(ledger, requests, atomic), claim, PostingLookups(ledger, cached=False))
+    cached = True
+    # The one place a posting is made again, and only when nothing of it was written: its
+    # first statement found a kept connection closed (``ConnectionGone``, at most once: only a
+    # block's first statement raises it), or a template kept in this process had changed.
+    with first_statement_checks():  # no health check round trip before a posting
+        while True:
+            try:
+                lookups = PostingLookups(ledger, cached=cached)
+                return _attempt(Run(ledger, requests, atomic), claim, lookups)
+            except ConnectionGone:
+                continue  # made again on a new connection
+            except TemplatesChanged:
+                # Everything it planned (and refused) is forgotten, the transaction was rolled
+                # back, and the postings are planned again from the database, once.
+                if not cached:
+                    raise
+                ledger_copies.unconfirm(ledger)  # confirmed again in the new transaction
+                cached = False
 
 
 def _attempt(run: Run, claim: idempotency.Claim | None, lookups: PostingLookups) -> Batch:

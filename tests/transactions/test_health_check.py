@@ -2,9 +2,11 @@
 (a restart, a pooler's or a firewall's idle timeout) is posted once, on a new connection.
 
 Django checks a connection kept from an earlier request with a ``SELECT 1`` before the
-request's first statement (``CONN_HEALTH_CHECKS``) and opens a new one when that fails; a
-connection lost later is an error, never a second posting. The test client leaves out what
-Django does as a request starts, so ``_new_request`` does it.
+request's first statement (``CONN_HEALTH_CHECKS``) and opens a new one when that fails. When
+the posting's own statement is the request's first, it is the check instead
+(``db.first_statement_checks``): found closed, the posting is made again on a new connection,
+by the engine. A connection lost later is an error, never a second posting. The test client
+leaves out what Django does as a request starts, so ``_new_request`` does it.
 
 Outside a test transaction (``transaction=True``), as a served request is, and on PostgreSQL
 only (the server ends a backend here)."""
@@ -16,6 +18,7 @@ from typing import Any
 import pytest
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 
+from ledgerproject.db import first_statement_checks
 from tests.conftest import assert_error
 from tests.transactions.conftest import other_connection_sees, payment, recorded
 from transactions import engine, run
@@ -68,10 +71,32 @@ def test_a_posting_on_a_connection_closed_since_the_last_request_is_posted_once_
     _terminate(old)
     response = book.pay(100, 5)
     assert response.status_code == 201, response.content
-    assert checks == [None] and len(attempts) == 1  # Django's check found it closed
+    # no SELECT 1: the posting's first statement found it closed, and the engine made it again
+    assert checks == [] and len(attempts) == 2
     assert _backend_pid() != old
     assert book.available("@alice") == 894 and book.available("@bob") == 101
     assert Transaction.objects.filter(pk=response.json()["id"]).count() == 1
+
+
+def test_a_posting_on_a_kept_connection_sends_no_health_check_of_its_own(book, monkeypatch):
+    book.fund("@alice", 1_000)
+    book.pay(1, 0)
+    checks = _health_checks(monkeypatch)
+    _new_request()
+    assert book.pay(100, 5).status_code == 201
+    assert checks == []
+    assert connection.health_check_done  # and the rest of the request is not checked again
+
+
+def test_a_block_that_sends_no_statement_leaves_django_s_check_due(book, monkeypatch):
+    book.fund("@alice", 1_000)
+    checks = _health_checks(monkeypatch)
+    _new_request()
+    with first_statement_checks():
+        pass
+    assert not connection.health_check_done
+    assert book.balance("@alice")["available"] == 1_000
+    assert checks == [None]  # Django's own check, before the request's first statement
 
 
 def test_a_batch_on_a_closed_connection_is_posted_once_on_a_new_one(book, monkeypatch):
