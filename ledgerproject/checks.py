@@ -51,9 +51,9 @@ def autovacuum_warning(alias: str, autovacuum: str, track_counts: str) -> checks
         f"PostgreSQL of the database {alias!r} runs with autovacuum = {autovacuum} and "
         f"track_counts = {track_counts}: nothing analyzes the tables as they grow.",
         hint=(
-            "Turn both on, or run ANALYZE on a schedule: the statement that locks a posting's "
-            "balances keeps the plan its connection made, and a plan made while the ledger's "
-            "accounts were few visits every balance on each posting (docs/OPERATORS.md)."
+            "Turn both on, or run ANALYZE on a schedule: the lists, reports and checks are "
+            "planned from statistics, and a kept connection keeps a plan made while the "
+            "tables were small (docs/OPERATORS.md)."
         ),
         id=AUTOVACUUM_OFF,
     )

@@ -251,7 +251,7 @@ def pg_array(values: Iterable[Any]) -> str:
 
 # An array parameter of this many elements or fewer is sent one element per parameter.
 FEW = 4
-_bound: dict[tuple[str, tuple[tuple[int, str] | None, ...]], str] = {}
+_bound: dict[tuple[str, tuple[tuple[int, str] | None, ...], bool], str] = {}
 
 
 class ArrayParam:
@@ -280,11 +280,16 @@ def bind_arrays(sql: str, params: Sequence[Any]) -> tuple[str, Sequence[Any]]:
     with its elements as parameters (``FEW`` or fewer, at least one), else ``%s::cast[]`` with
     one array literal. Every placeholder is ``%s`` (none is ``%(name)s``, no ``%%``). The
     statement's text for each shape is made once (a statement has at most ``FEW + 1`` shapes
-    per array parameter, however long its lists)."""
-    shape = tuple((_slots(p), p.cast) if isinstance(p, ArrayParam) else None for p in params)
+    per array parameter, however long its lists). SQLite has no arrays: there ``x = ANY(%s)``
+    is written ``x IN (%s, ...)``, a parameter per element (a text per length, a batch's at
+    most), so that one statement serves both databases."""
+    sqlite = connection.vendor == "sqlite"
+    shape = tuple(
+        (_slots(p, sqlite), p.cast) if isinstance(p, ArrayParam) else None for p in params
+    )
     if not any(shape):
         return sql, params
-    text = _bound.get((sql, shape))
+    text = _bound.get((sql, shape, sqlite))
     if text is None:
         parts = sql.split("%s")
         if len(parts) != len(params) + 1 or "%%" in sql or "%(" in sql:
@@ -293,28 +298,34 @@ def bind_arrays(sql: str, params: Sequence[Any]) -> tuple[str, Sequence[Any]]:
         for kind, part in zip(shape, parts[1:], strict=True):
             if kind is None:
                 out.append("%s")
+            elif sqlite:  # no arrays: ``x = ANY(%s)`` is written ``x IN (%s, ...)``
+                if not out[-1].endswith("= ANY("):
+                    raise ValueError("bind_arrays: on SQLite a list is only read by = ANY(%s)")
+                out[-1] = out[-1].removesuffix("= ANY(") + "IN ("
+                out.append(", ".join(["%s"] * kind[0]))
             else:
                 slots, cast = kind
                 out.append(
                     f"ARRAY[{', '.join(['%s'] * slots)}]::{cast}[]" if slots else f"%s::{cast}[]"
                 )
             out.append(part)
-        text = _bound.setdefault((sql, shape), "".join(out))
+        text = _bound.setdefault((sql, shape, sqlite), "".join(out))
     values: list[Any] = []
     for param, kind in zip(params, shape, strict=True):
         if kind is None:
             values.append(param)
-        elif kind[0]:
+        elif kind[0] or sqlite:
             values.extend(param.values)
         else:
             values.append(pg_array(param.values))
     return text, values
 
 
-def _slots(param: ArrayParam) -> int:
-    """How many parameters the list takes: one per element, or 0 for one array literal."""
+def _slots(param: ArrayParam, sqlite: bool) -> int:
+    """How many parameters the list takes: one per element, or 0 for one array literal
+    (PostgreSQL, more than ``FEW``)."""
     count = len(param.values)
-    return count if count <= FEW else 0
+    return count if count <= FEW or sqlite else 0
 
 
 def postgresql_only(forward_sql: str, backward_sql: str) -> Any:

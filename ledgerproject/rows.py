@@ -1,7 +1,9 @@
 """Model instances from a literal SQL statement, at a fraction of ``Manager.raw``'s cost.
 
 The posting path reads its rows (token, ledger, templates, accounts, balances) with literal
-statements on PostgreSQL: compiling the ORM's query cost more than running it. ``raw()`` still
+statements: compiling the ORM's query cost more than running it. The same statements run on
+SQLite (a list parameter is written out for it by ``db.bind_arrays``), so there is no second,
+ORM form of them. ``raw()`` still
 pays on every query for what never changes: it reads the cursor's description, maps the
 columns to fields and asks every field for its converters. A ``Select`` does that once: it
 names the model's columns in field order (then any extra values), and ``fetch`` builds the

@@ -28,15 +28,14 @@ The rules that keep this exactly as safe as reading the ledger first:
 from __future__ import annotations
 
 import functools
-import threading
 import uuid
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
 
-from ledgerproject import rows
+from ledgerproject import kept, rows
+from ledgerproject.kept import Kept
 from organizations.models import EPOCH_SQL, Ledger, Organization
 
 CACHE_SIZE = 4096
@@ -73,24 +72,19 @@ class _Entry:
     epoch: int
 
 
-_copies: OrderedDict[tuple[uuid.UUID, uuid.UUID], _Entry] = OrderedDict()
-_lock = threading.Lock()
+kept_ledgers: Kept[tuple[uuid.UUID, uuid.UUID], _Entry] = Kept(CACHE_SIZE)
 
 
 def keep(organization: Organization, ledger: Ledger, epoch: int | None) -> None:
     """Keep what the ledger statement read, if the ledger is active and the epoch is real
     (PostgreSQL, with its triggers)."""
-    if epoch is None or ledger.deleted_at is not None or connection.vendor != "postgresql":
+    if epoch is None or ledger.deleted_at is not None or not kept.in_use():
         return
     fields = tuple(f.attname for f in Ledger._meta.concrete_fields if f.attname in ledger.__dict__)
     values = tuple(ledger.__dict__[name] for name in fields)
     entry = _Entry(fields, values, organization.path, epoch)
     key = (ledger.organization_id, ledger.pk)
-    with _lock:
-        _copies[key] = entry
-        _copies.move_to_end(key)
-        while len(_copies) > CACHE_SIZE:
-            _copies.popitem(last=False)
+    kept_ledgers.put(key, entry)
 
 
 def copy_of(
@@ -107,7 +101,7 @@ def copy_of(
     key = _path_ids(organization_text, ledger_text)
     if key is None:
         return None
-    entry = _copies.get(key)
+    entry = kept_ledgers.get(key)
     if entry is None or entry.epoch != epoch or not principal.reaches(entry.path):
         return None
     ledger = rows.loaded(Ledger, entry.ledger_fields, entry.ledger_values)
@@ -147,8 +141,7 @@ def confirm(ledger: Ledger, epoch: Any, active: Any) -> None:
     check = check_of(ledger)
     assert check is not None
     if epoch != check.epoch or active is not True:
-        with _lock:
-            _copies.pop((ledger.organization_id, ledger.pk), None)
+        kept_ledgers.forget((ledger.organization_id, ledger.pk))
         check.confirmed = False
         raise CopyChanged
     check.confirmed = True

@@ -33,7 +33,6 @@ from django.utils import timezone
 from ledgerproject.db import cursor, field_of
 from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.models import Ledger
-from transactions.locking import try_lock_keys
 from transactions.models import IdempotencyKey
 
 DEFAULT_TTL = 86_400
@@ -208,6 +207,29 @@ def _insert(ledger: Ledger, rows: Sequence[Stored]) -> dict[str, IdempotencyKey]
     return {key: IdempotencyKey(pk=pk, key=key) for pk, key in written}
 
 
+def _key_lock_id(ledger_id: uuid.UUID, key: str) -> int:
+    digest = hashlib.sha256(f"{ledger_id}:{key}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def _try_lock_keys(*, ledger_id: uuid.UUID, keys: Iterable[str]) -> set[str]:
+    """Take many idempotency keys in one statement (advisory locks, released with the
+    transaction); answer the ones another request holds. SQLite takes none: its IMMEDIATE
+    transactions serialize writers, so a second request with a key waits for the first and
+    then finds its row."""
+    wanted = sorted(set(keys))
+    if connection.vendor != "postgresql" or not wanted:
+        return set()
+    with cursor() as shared:
+        shared.execute(
+            "SELECT pg_try_advisory_xact_lock(k) FROM unnest(%s::bigint[]) WITH ORDINALITY "
+            "AS t(k, n) ORDER BY n",
+            [[_key_lock_id(ledger_id, key) for key in wanted]],
+        )
+        taken = [row[0] for row in shared.fetchall()]
+    return {key for key, ok in zip(wanted, taken, strict=True) if not ok}
+
+
 def take(ledger: Ledger, rows: Sequence[Stored]) -> Taken:
     """Inside the posting's transaction: take each key, writing its row at once (one
     statement, plus the advisory locks on PostgreSQL). A key another request holds is busy; a
@@ -215,7 +237,7 @@ def take(ledger: Ledger, rows: Sequence[Stored]) -> Taken:
     by_key = {row.claim.key: row for row in rows}
     if not by_key:
         return Taken(set(), {}, {})
-    busy = try_lock_keys(ledger_id=ledger.pk, keys=by_key)
+    busy = _try_lock_keys(ledger_id=ledger.pk, keys=by_key)
     mine = _insert(ledger, [row for key, row in by_key.items() if key not in busy])
     conflicts = [key for key in by_key if key not in busy and key not in mine]
     stored: dict[str, IdempotencyKey] = {}

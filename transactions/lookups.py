@@ -10,17 +10,17 @@ never parses."""
 
 from __future__ import annotations
 
-import threading
 import uuid
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from operator import itemgetter
 from typing import Any
 
 from django.db import connection
 
+from ledgerproject import kept
 from ledgerproject.db import ArrayParam, bind_arrays, pg_array
 from ledgerproject.errors import ErrorCode, LedgerError
+from ledgerproject.kept import Kept
 from ledgerproject.rows import Join, Select
 from organizations import ledger_copies
 from organizations.models import Account, Balance, Ledger
@@ -31,8 +31,8 @@ from templates_dsl.planner import PostingPlan, plan_posting
 from transactions.locking import lock_balances
 from transactions.models import Transaction
 
-# Literal statements on PostgreSQL: compiling an ORM query costs more Python than the posting's
-# own work on that path. Elsewhere the ORM.
+# Literal statements (on both databases, ``rows.Select``): compiling an ORM query costs more
+# Python than the posting's own work on that path.
 TEMPLATES_SQL = Select(
     TransactionTemplate,
     "t",
@@ -64,14 +64,28 @@ FRESH_TEMPLATES = (
     "WHERE t.organization_id = %s AND t.id = ANY(%s) AND t.deleted_at IS NULL "
     "AND t.updated_at = (%s::timestamptz[])[array_position(%s::uuid[], t.id)])"
 )
-# The accounts with their balances, the balances locked in balance-id order (the order every
-# lock on balances is taken in, ``transactions.locking``): a posting's one read of its accounts.
-# The join names the organization on both sides, so Citus routes it to one node.
+# The active accounts with these aliases and their balances, the balances locked in balance-id
+# order (the order every lock on balances is taken in, ``transactions.locking``): a posting's one
+# read of its accounts. Each alias is looked up on its own, by the whole of a unique key (the
+# active alias), and so is its balance (by its account, then, to lock it, by its id), each in a
+# subquery the planner may not merge into the rest (OFFSET 0): PostgreSQL costs an equality on
+# the whole of a unique key at one row whatever it knows of the table, so the plan is the same
+# with statistics and without them (a new ledger whose tables were never analyzed). A list of
+# aliases matched at once is a choice the planner makes from statistics; without them it read
+# every account of the ledger and every balance of the organization. The accounts are sorted
+# by their balances' ids before the balances are locked, one by one in that order. Every part
+# names the organization, so Citus routes the statement to one node.
 LOCK_ACCOUNTS_FROM = (
-    "FROM organizations_account a JOIN organizations_balance b "
-    "ON b.organization_id = a.organization_id AND b.account_id = a.id "
-    "WHERE a.organization_id = %s AND a.ledger_id = %s AND a.alias = ANY(%s) "
-    "ORDER BY b.id FOR UPDATE OF b"
+    "FROM (SELECT a.*, (SELECT b.id FROM organizations_balance b "
+    "WHERE b.organization_id = %s AND b.account_id = a.id) AS balance_id "
+    "FROM unnest(%s) AS wanted(alias) "
+    "CROSS JOIN LATERAL (SELECT * FROM organizations_account a "
+    "WHERE a.organization_id = %s AND a.ledger_id = %s AND a.alias = wanted.alias "
+    "AND a.deleted_at IS NULL OFFSET 0) a "
+    "ORDER BY balance_id) a "
+    "CROSS JOIN LATERAL (SELECT * FROM organizations_balance b "
+    "WHERE b.organization_id = %s AND b.id = a.balance_id OFFSET 0 FOR UPDATE) b "
+    "ORDER BY b.id"
 )
 _ACCOUNT_PART = Select(Account, "a", "", only=POSTING_ACCOUNT_FIELDS)
 # What a posting reads of a balance: the engine's book (``money.BalanceBook``) and the write
@@ -95,14 +109,11 @@ LOCK_ACCOUNTS_SQL = {
     for templates in (False, True)
     for copy in (False, True)
 }
-CACHE_SIZE = 4096
-_template_cache: OrderedDict[tuple[uuid.UUID, str], TransactionTemplate] = OrderedDict()
-# The accounts postings read, as they read them (``POSTING_ACCOUNT_FIELDS``), kept so that the
-# next posting naming them is checked before its locks; never trusted without the statement
-# that locks their balances reading them again (``lock_accounts``).
-ACCOUNT_CACHE_SIZE = 65536
-_account_cache: OrderedDict[tuple[uuid.UUID, str], Account] = OrderedDict()
-_cache_lock = threading.Lock()  # a process's threads share the cache
+# The templates and accounts postings read, as they read them (``POSTING_ACCOUNT_FIELDS``),
+# kept for the next postings (``ledgerproject.kept`` says what confirms them): a template is
+# checked by the statement that locks the balances; an account is read again by it.
+kept_templates: Kept[tuple[uuid.UUID, str], TransactionTemplate] = Kept(4096)
+kept_accounts: Kept[tuple[uuid.UUID, str], Account] = Kept(65536)
 
 
 def _same_account(held: Account | None, read: Account | None) -> bool:
@@ -143,7 +154,7 @@ class PostingLookups:
         self.organization_id = ledger.organization_id
         # On PostgreSQL a template row is kept in this process and used without being read
         # again; the accounts' statement then checks it is unchanged (``TemplatesChanged``).
-        self.cached = cached and connection.vendor == "postgresql"
+        self.cached = cached and kept.in_use()
         self.unverified: dict[uuid.UUID, Any] = {}
         self.templates: dict[str, TransactionTemplate | None] = {}
         self.accounts: dict[str, Account | None] = {}
@@ -156,31 +167,18 @@ class PostingLookups:
         self.templates.update(dict.fromkeys(wanted))
         if self.cached:
             for code in list(wanted):
-                template = _template_cache.get((self.ledger.pk, code))
+                template = kept_templates.get((self.ledger.pk, code))
                 if template is not None:
                     self.templates[code] = template
                     self.unverified[template.pk] = template.updated_at
                     wanted.discard(code)
             if not wanted:
                 return
-        rows: Iterable[TransactionTemplate]
-        if connection.vendor == "postgresql":
-            named = ArrayParam(sorted(wanted), "varchar")
-            rows = TEMPLATES_SQL.fetch([self.organization_id, self.ledger.pk, named])
-        else:
-            rows = TransactionTemplate.objects.filter(
-                organization_id=self.organization_id,
-                ledger_id=self.ledger.pk,
-                code__in=wanted,
-                deleted_at__isnull=True,
-            )
-        for template in rows:
+        named = ArrayParam(sorted(wanted), "varchar")
+        for template in TEMPLATES_SQL.fetch([self.organization_id, self.ledger.pk, named]):
             self.templates[template.code] = template
             if self.cached:
-                with _cache_lock:
-                    _template_cache[(self.ledger.pk, template.code)] = template
-                    while len(_template_cache) > CACHE_SIZE:
-                        _template_cache.popitem(last=False)
+                kept_templates.put((self.ledger.pk, template.code), template)
 
     def plan(
         self, code: str, variables: Mapping[str, Any], inline: Template | None = None
@@ -203,15 +201,8 @@ class PostingLookups:
         if not wanted:
             return
         self.accounts.update(dict.fromkeys(wanted))
-        rows: Iterable[Account]
-        if connection.vendor == "postgresql":
-            named = ArrayParam(sorted(wanted), "varchar")
-            rows = ACCOUNTS_SQL.fetch([self.organization_id, self.ledger.pk, named])
-        else:
-            rows = Account.objects.filter(
-                organization_id=self.organization_id, ledger_id=self.ledger.pk, alias__in=wanted
-            ).only(*POSTING_ACCOUNT_FIELDS)
-        self._keep(rows)
+        named = ArrayParam(sorted(wanted), "varchar")
+        self._keep(ACCOUNTS_SQL.fetch([self.organization_id, self.ledger.pk, named]))
 
     def cached_accounts(self, aliases: Iterable[str]) -> bool:
         """Take the accounts with these aliases from this process's copies, when it holds every
@@ -221,7 +212,7 @@ class PostingLookups:
         if not self.cached:
             return False
         wanted = set(aliases)
-        found = {alias: _account_cache.get((self.ledger.pk, alias)) for alias in wanted}
+        found = {alias: kept_accounts.get((self.ledger.pk, alias)) for alias in wanted}
         if any(account is None for account in found.values()):
             return False
         self.accounts.update(found)
@@ -243,6 +234,7 @@ class PostingLookups:
         for alias in wanted:
             self.accounts.pop(alias, None)
         balances: dict[uuid.UUID, Balance] = {}
+        locked_accounts: list[Account] = []
         if to_lock and connection.vendor == "postgresql":
             named = ArrayParam(sorted(to_lock), "varchar")
             copy = ledger_copies.check_of(self.ledger) is not None
@@ -251,8 +243,10 @@ class PostingLookups:
                 *(ledger_copies.confirm_params(self.ledger) if copy else ()),
                 *(self._fresh_params() if templates else ()),
                 self.organization_id,
-                self.ledger.pk,
                 named,
+                self.organization_id,
+                self.ledger.pk,
+                self.organization_id,
             ]
             rows = LOCK_ACCOUNTS_SQL[templates, copy].fetch(params)
             extra = rows[0][2] if rows else None
@@ -260,15 +254,22 @@ class PostingLookups:
                 ledger_copies.confirm(self.ledger, *extra[:2])
             if templates:
                 self._verify(extra[-1] if extra is not None else None)
-            self.accounts.update(dict.fromkeys(to_lock))
-            self._keep(account for account, _, _ in rows)
+            # A deleted account is not locked: read with the others below, it is refused.
+            locked_accounts = [account for account, _, _ in rows]
+            self.accounts.update({account.alias: account for account in locked_accounts})
             balances = {balance.account_id: balance for _, balance, _ in rows}
         elif to_lock:  # SQLite serializes writers: the accounts, then their balances
             self.preload_accounts(to_lock)
-            found = [a.pk for alias in to_lock if (a := self.accounts[alias]) is not None]
-            balances = lock_balances(self.organization_id, found)
+            locked_accounts = [a for alias in to_lock if (a := self.accounts[alias]) is not None]
+            balances = lock_balances(self.organization_id, [a.pk for a in locked_accounts])
         self.verify_templates()
-        self.preload_accounts(wanted - to_lock)
+        self.preload_accounts(wanted)
+        for alias in to_lock - {account.alias for account in locked_accounts}:
+            account = self.accounts[alias]
+            if account is not None and account.deleted_at is None:
+                # Created since the locking statement read: its balance is not locked, and the
+                # posting refuses it as the statement found it, absent.
+                self.accounts[alias] = None
         same = all(_same_account(held[alias], self.accounts[alias]) for alias in wanted)
         if self.cached:
             self._remember(wanted)
@@ -276,17 +277,12 @@ class PostingLookups:
 
     def _remember(self, aliases: Iterable[str]) -> None:
         """Keep the accounts read (an alias with no account is forgotten)."""
-        with _cache_lock:
-            for alias in aliases:
-                key = (self.ledger.pk, alias)
-                account = self.accounts[alias]
-                if account is None:
-                    _account_cache.pop(key, None)
-                else:
-                    _account_cache[key] = account
-                    _account_cache.move_to_end(key)
-            while len(_account_cache) > ACCOUNT_CACHE_SIZE:
-                _account_cache.popitem(last=False)
+        for alias in aliases:
+            account = self.accounts[alias]
+            if account is None:
+                kept_accounts.forget((self.ledger.pk, alias))
+            else:
+                kept_accounts.put((self.ledger.pk, alias), account)
 
     def verify_templates(self) -> None:
         """Check the cached templates used so far (``TemplatesChanged``), when nothing else
@@ -314,9 +310,7 @@ class PostingLookups:
                 cursor.execute(*bind_arrays(FRESH_TEMPLATES, self._fresh_params()))
                 fresh = cursor.fetchone()[0]
         if fresh != len(self.unverified):
-            with _cache_lock:
-                for key in [k for k, t in _template_cache.items() if t.pk in self.unverified]:
-                    del _template_cache[key]
+            kept_templates.forget_values(lambda template: template.pk in self.unverified)
             raise TemplatesChanged
         self.unverified.clear()
 

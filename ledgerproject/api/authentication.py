@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from typing import Any, NamedTuple
 
-from django.db import connection
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
+from ledgerproject import kept
+from ledgerproject.kept import Kept
 from ledgerproject.rows import Select
 from organizations.models import EPOCH_SQL, ApiToken
 from organizations.tokens import secret_matches, split_prefix
@@ -64,7 +63,6 @@ TOKEN_SQL = Select(
     "WHERE t.prefix = %s",
     extra=["o.path", EPOCH_SQL],
 )
-CACHE_SIZE = 4096
 
 
 class _Entry(NamedTuple):
@@ -73,12 +71,12 @@ class _Entry(NamedTuple):
     epoch: int
 
 
-# Tokens kept in this process (PostgreSQL only), by prefix, with the authentication epoch
-# (``organizations.models.AuthEpoch``) they were read at. Used only by views that read the
-# epoch again in their ledger statement (``ScopedAPIView``) before doing anything: a token
-# revoked or changed in any process fails or changes on its next request everywhere.
-_token_cache: OrderedDict[str, _Entry] = OrderedDict()
-_cache_lock = threading.Lock()
+# Tokens kept in this process (PostgreSQL only, ``ledgerproject.kept``), by prefix, with the
+# authentication epoch (``organizations.models.AuthEpoch``) they were read at. Used only by
+# views that read the epoch again in their ledger statement (``ScopedAPIView``) before doing
+# anything: a token revoked or changed in any process fails or changes on its next request
+# everywhere.
+kept_tokens: Kept[str, _Entry] = Kept(4096)
 
 
 def token_lookup(prefix: str) -> tuple[ApiToken | None, tuple[str, ...], int | None]:
@@ -91,18 +89,13 @@ def token_lookup(prefix: str) -> tuple[ApiToken | None, tuple[str, ...], int | N
     paths = tuple(sorted(p for row in rows if (p := row.selected_extra[0]) is not None))  # type: ignore[attr-defined]
     epoch = rows[0].selected_extra[1]  # type: ignore[attr-defined]
     # The epoch's row is there (a test flush empties it) and triggers move it: keep the copy.
-    if epoch is not None and connection.vendor == "postgresql":
-        with _cache_lock:
-            _token_cache[prefix] = _Entry(rows[0], paths, epoch)
-            _token_cache.move_to_end(prefix)
-            while len(_token_cache) > CACHE_SIZE:
-                _token_cache.popitem(last=False)
+    if epoch is not None and kept.in_use():
+        kept_tokens.put(prefix, _Entry(rows[0], paths, epoch))
     return rows[0], paths, epoch
 
 
 def forget_token(prefix: str) -> None:
-    with _cache_lock:
-        _token_cache.pop(prefix, None)
+    kept_tokens.forget(prefix)
 
 
 class BearerTokenAuthentication(authentication.BaseAuthentication):
@@ -125,7 +118,7 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         paths: tuple[str, ...] = ()
         cached_epoch: int | None = None  # set when the token is this process's copy
         use_copy = not fresh and _verifies_epoch(request)
-        entry = _token_cache.get(prefix) if prefix and use_copy else None
+        entry = kept_tokens.get(prefix) if prefix and use_copy else None
         if entry is not None:
             token, paths, cached_epoch = entry
         elif prefix is not None:

@@ -118,7 +118,7 @@ def test_a_repeat_while_the_first_runs_is_409_at_once(book, monkeypatch, warm):
     if warm:
         book.fund("@alice", 1)
     else:
-        lookups._account_cache.clear()
+        lookups.kept_accounts.clear()
     entered, release = threading.Event(), threading.Event()
     write = run.write_posting
 

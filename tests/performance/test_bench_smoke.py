@@ -73,8 +73,12 @@ def test_the_bench_runs_end_to_end_with_tiny_numbers(tmp_path, wrk):
             assert len(one[name]["slices"]) == 2 and "histogram" not in one[name], name
     assert report["errors"] == 0
     assert report["checks"] and all(check["ok"] for check in report["checks"])
-    # the 9th: the outbox's cost (issue 16); the 10th, django-hordak, needs --hordak-python
-    assert len(report["targets"]) == 9
+    # the 9th: the outbox's cost (issue 16); the 10th, django-hordak, needs --hordak-python;
+    # the last: a ledger funded on tables never analyzed, then analyzed (issue 40)
+    assert len(report["targets"]) == 10
+    assert report["targets"][-1]["name"] == "never analyzed / analyzed (engine spread)"
+    cliff = report["scenarios"]["cliff"]
+    assert cliff["no_statistics"]["units_per_s"] > 0 and cliff["analyzed"]["units_per_s"] > 0
     for name in SCENARIOS:
         assert report["scenarios"][name]["units_per_s"] > 0, name
         assert len(report["scenarios"][name]["runs"]) == 2, name  # --smoke: two rounds

@@ -10,6 +10,7 @@ see and the generic plan is kept."""
 from __future__ import annotations
 
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from organizations.contents import account_create
 from organizations.models import Ledger
@@ -19,7 +20,7 @@ pytestmark = requires_postgres()
 
 ACCOUNTS = 500
 # One statement reads a posting's accounts and locks their balances (``lookups.lock_accounts``).
-STATEMENTS = {"accounts and balance locks": "JOIN organizations_balance b ON"}
+STATEMENTS = {"accounts and balance locks": "OFFSET 0 FOR UPDATE) b"}
 
 
 def _plans() -> dict[str, tuple[int, int]]:
@@ -84,3 +85,90 @@ def test_the_usual_postings_balances_are_updated_through_an_index(book):
     after_scans, after_updated = _balance_scans()
     assert after_updated - updated == 20  # the counts are current: two balances a posting
     assert after_scans - scans == 0
+
+
+def _lock_scans(book) -> list[tuple[str, str, int]]:
+    """``(table, index, rows removed by a filter)`` of each scan of an account or a balance in
+    the plan of the statement that locks a posting's balances, run on a posting's values."""
+    with CaptureQueriesContext(connection) as queries:
+        assert book.pay(10, 0).status_code == 201
+    (sql,) = [q["sql"] for q in queries.captured_queries if "OFFSET 0 FOR UPDATE) b" in q["sql"]]
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}")
+        (plan,) = cursor.fetchone()[0]
+    found, nodes = [], [plan["Plan"]]
+    while nodes:
+        node = nodes.pop()
+        nodes.extend(node.get("Plans", ()))
+        table = node.get("Relation Name", "")
+        if table in ("organizations_account", "organizations_balance"):
+            removed = node.get("Rows Removed by Filter", 0) + node.get(
+                "Rows Removed by Index Recheck", 0
+            )
+            found.append((table, node.get("Index Name", node["Node Type"]), removed))
+    return sorted(found)
+
+
+# One scan of each (repeated per alias), each by the whole of a unique key, no row read for
+# nothing: the account by its active alias, its balance's id by the account, the balance locked
+# by its id.
+LOCKED_BY_UNIQUE_KEYS = [
+    ("organizations_account", "account_alias_active_uniq", 0),
+    ("organizations_balance", "balance_account_uniq", 0),
+    ("organizations_balance", "transactions_balance_pkey", 0),
+]
+
+
+def test_the_locking_statement_reads_by_unique_keys_with_or_without_statistics(book):
+    # Without statistics (a new deployment's tables until something analyzes them) PostgreSQL
+    # clamps every estimate to one row and chose the smallest index: the ledger's
+    # (ledger_id, asset_code) for the accounts, the primary key's organization prefix for the
+    # balances, visiting every account of the ledger and every balance of the organization on
+    # each posting. The accounts created in this test's transaction are in no statistics.
+    ledger = Ledger.objects.get(pk=book.url.rsplit("/", 1)[1])
+    for n in range(ACCOUNTS):
+        account_create(ledger=ledger, asset_code="BRL", alias=f"@a{n}")
+    book.fund("@alice", 1_000_000)
+    assert _lock_scans(book) == LOCKED_BY_UNIQUE_KEYS
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE organizations_account, organizations_balance")
+    assert _lock_scans(book) == LOCKED_BY_UNIQUE_KEYS
+
+
+def _rows_read() -> dict[str, int]:
+    """Rows of the accounts' and balances' tables read in this test's database transaction so
+    far, by any scan (the postings run inside it)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT relname, coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) "
+            "FROM pg_stat_xact_user_tables "
+            "WHERE relname IN ('organizations_account', 'organizations_balance')"
+        )
+        return dict(cursor.fetchall())
+
+
+def test_a_posting_reads_only_its_own_accounts_and_balances_without_statistics(book):
+    # Every statement of a posting (the locking one and the write function's) finds its rows
+    # by the whole of a unique key. Matched as a list (= ANY, IN) on tables never analyzed,
+    # the write function's balance update and deleted-account check read every balance and
+    # account of the organization on each posting.
+    ledger = Ledger.objects.get(pk=book.url.rsplit("/", 1)[1])
+    for n in range(ACCOUNTS):
+        account_create(ledger=ledger, asset_code="BRL", alias=f"@a{n}")
+    book.fund("@alice", 1_000_000)
+    for _ in range(12):  # prepared, then planned for its values five times
+        assert book.pay(10, 0).status_code == 201
+    before = _rows_read()
+    for _ in range(10):
+        assert book.pay(10, 0).status_code == 201
+    after = _rows_read()
+    per_posting = {table: (after[table] - before[table]) / 10 for table in after}
+    assert all(rows <= 12 for rows in per_posting.values()), per_posting
+    # A commit locks the balances it changes by their accounts (``locking.lock_balances``).
+    held = [book.pay(10, 0, pending=True).json()["id"] for _ in range(10)]
+    before = _rows_read()
+    for tx_id in held:
+        assert book.api.post(f"{book.url}/transactions/{tx_id}/commit").status_code == 200
+    after = _rows_read()
+    per_commit = {table: (after[table] - before[table]) / 10 for table in after}
+    assert all(rows <= 12 for rows in per_commit.values()), per_commit

@@ -68,7 +68,7 @@ def test_a_posting_with_kept_accounts_is_prepared_before_its_locks(paid, monkeyp
     monkeypatch.setattr(run, "prepare", spy_prepare)
     monkeypatch.setattr(lookups.PostingLookups, "lock_accounts", spy_lock)
     ledger_id = paid.url.rsplit("/", 1)[1]
-    kept = {alias for (ledger, alias) in lookups._account_cache if str(ledger) == ledger_id}
+    kept = {alias for (ledger, alias) in lookups.kept_accounts if str(ledger) == ledger_id}
     assert kept == {"@alice", "@bob", "@fees/platform", "@external/BRL"}
 
     assert paid.pay(100, 10).status_code == 201

@@ -288,7 +288,7 @@ def _accounts(book, warm: bool) -> None:
     if warm:
         assert book.pay(1, 0).status_code == 201
     else:
-        lookups._account_cache.clear()
+        lookups.kept_accounts.clear()
 
 
 @pytest.mark.parametrize("warm", [True, False], ids=["accounts kept", "accounts not kept"])

@@ -110,13 +110,14 @@ def test_a_token_kept_again_by_another_thread_is_not_trusted_when_read_again(war
     was before the change."""
     from ledgerproject.api import authentication
 
-    stale = dict(authentication._token_cache)
+    stale = authentication.kept_tokens.items()
     assert stale
     forget = authentication.forget_token
 
     def forget_then_kept_again(prefix: str) -> None:
         forget(prefix)
-        authentication._token_cache.update(stale)
+        for key, entry in stale:
+            authentication.kept_tokens.put(key, entry)
 
     monkeypatch.setattr(authentication, "forget_token", forget_then_kept_again)
     before = Transaction.objects.count()

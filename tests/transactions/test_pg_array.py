@@ -2,15 +2,19 @@
 elements hold, PostgreSQL reads back exactly the elements sent, one per element.
 
 ``db.bind_arrays``: an ``ArrayParam`` of a few elements goes one parameter per element
-(``ARRAY[%s, %s]``), more as one literal; either way PostgreSQL reads the same array."""
+(``ARRAY[%s, %s]``), more as one literal; either way PostgreSQL reads the same array. SQLite,
+which has no arrays, reads ``= ANY(%s)`` as ``IN (%s, ...)``. The renderings are tested for
+both databases whichever one the suite runs on (``on``)."""
 
 from __future__ import annotations
 
 import uuid
+from types import SimpleNamespace
 
 import pytest
 from django.db import connection
 
+from ledgerproject import db
 from ledgerproject.db import FEW, ArrayParam, bind_arrays, pg_array
 
 TRICKY = ['plain', 'a"quote', "back\\slash", "\\\"", "{braces,comma}", "", "NULL", " space ",
@@ -38,6 +42,17 @@ def test_postgresql_reads_back_exactly_what_was_sent() -> None:
     assert uuids == ids
 
 
+@pytest.fixture
+def on(monkeypatch: pytest.MonkeyPatch):
+    """``on("sqlite")``: the statements are rendered for that database from now on."""
+    return lambda vendor: monkeypatch.setattr(db, "connection", SimpleNamespace(vendor=vendor))
+
+
+@pytest.fixture(autouse=True)
+def _postgresql_unless_told(on) -> None:
+    on("postgresql")
+
+
 def test_a_few_elements_go_one_parameter_each() -> None:
     sql, params = bind_arrays("x = %s AND y = ANY(%s)", [1, ArrayParam(["a", "b"], "varchar")])
     assert sql == "x = %s AND y = ANY(ARRAY[%s, %s]::varchar[])"
@@ -54,14 +69,48 @@ def test_more_than_a_few_go_as_one_literal() -> None:
 
 
 def test_long_lists_share_one_text_however_long() -> None:
-    from ledgerproject import db
-
     bind_arrays("z = ANY(%s)", [ArrayParam(["a"] * (FEW + 1), "text")])
     before = len(db._bound)
     for length in range(FEW + 1, 200):
         sql, _ = bind_arrays("z = ANY(%s)", [ArrayParam(["a"] * length, "text")])
         assert sql == "z = ANY(%s::text[])"
     assert len(db._bound) == before
+
+
+def test_on_sqlite_a_list_is_an_in_list_of_any_length(on) -> None:
+    on("sqlite")
+    sql, params = bind_arrays("x = %s AND y = ANY(%s)", [1, ArrayParam(["a", "b"], "varchar")])
+    assert (sql, params) == ("x = %s AND y IN (%s, %s)", [1, "a", "b"])
+    many = [str(n) for n in range(FEW + 1)]
+    sql, params = bind_arrays("y = ANY(%s)", [ArrayParam(many, "varchar")])
+    assert sql == f"y IN ({', '.join(['%s'] * (FEW + 1))})" and params == many
+    assert bind_arrays("y = ANY(%s)", [ArrayParam([], "uuid")]) == ("y IN ()", [])
+
+
+def test_each_database_has_its_own_text_of_one_statement(on) -> None:
+    one = [ArrayParam(["a"], "varchar")]
+    assert bind_arrays("w = ANY(%s)", one)[0] == "w = ANY(ARRAY[%s]::varchar[])"
+    on("sqlite")
+    assert bind_arrays("w = ANY(%s)", one)[0] == "w IN (%s)"
+
+
+def test_on_sqlite_a_list_must_be_read_by_any(on) -> None:
+    on("sqlite")
+    with pytest.raises(ValueError):
+        bind_arrays("y = unnest(%s)", [ArrayParam(["a"], "varchar")])
+
+
+@pytest.mark.django_db
+def test_the_suite_s_database_finds_the_rows_of_a_list_of_any_length(monkeypatch) -> None:
+    from organizations.services import organization_create
+
+    monkeypatch.undo()  # rendered for the database the suite runs on
+    made = [organization_create(legal_name=f"O{n}", legal_document=f"D{n}").pk for n in range(9)]
+    count = "SELECT count(*) FROM organizations_organization WHERE id = ANY(%s)"
+    for wanted in (made[:2], made, []):
+        with connection.cursor() as cursor:
+            cursor.execute(*bind_arrays(count, [ArrayParam(wanted, "uuid")]))
+            assert cursor.fetchone()[0] == len(wanted)
 
 
 def test_a_statement_without_arrays_is_left_as_it_is() -> None:

@@ -87,7 +87,7 @@ def test_a_deleted_ledger_stops_the_write(ledger, shape):
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="the write function is PostgreSQL's")
 def test_a_balance_of_an_account_the_guard_does_not_name_is_refused_not_skipped(ledger):
-    # The usual form updates balances through the accounts it names (migration 0010): a balance
+    # The write updates only the balances of the accounts its guard names: a balance
     # row of another account would match nothing, so the function raises instead of writing
     # the posting without it.
     alice, bob, fees = _ids(ledger)
