@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import re
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextvars import ContextVar
@@ -124,8 +125,9 @@ def cursor() -> contextlib.AbstractContextManager[Any]:
 
 
 class ConnectionGone(OperationalError):
-    """The first statement of a ``first_statement_checks`` block found the kept connection
-    closed. Nothing had been sent on it in the block, so nothing was written."""
+    """The first statement of a ``first_statement_checks`` block, sent inside a database
+    transaction, found the kept connection closed: that transaction never committed, and no
+    statement of the block had run before it, so nothing of the block was written."""
 
 
 @contextlib.contextmanager
@@ -133,14 +135,18 @@ def first_statement_checks() -> Iterator[None]:
     """In this block a connection kept from an earlier request is checked by the block's first
     statement, not by Django's ``SELECT 1`` round trip before it (``CONN_HEALTH_CHECKS``). If
     that statement fails and the connection is then closed, the connection is let go and
-    ``ConnectionGone`` raised: the caller runs its work again, and the next statement opens a
-    new connection. Any other error is raised as it is, and so is any error after the first
-    statement, which may have written. A block that sends no statement leaves Django's check
-    due. Where no check is due (a new connection, one already used in this request, a database
-    without health checks, as SQLite is here), where the driver already knows the connection
-    is closed (Django's check then opens a new one), or inside a transaction, the block
-    changes nothing. It uses Django's public ``execute_wrapper``, and the connection's
-    ``health_check_enabled`` and ``health_check_done``, which Django's own check reads."""
+    ``ConnectionGone`` raised, but only if the statement ran inside a database transaction
+    (one that cannot have committed): the caller runs its work again, and the next statement
+    opens a new connection. A first statement outside a transaction may have been committed by
+    the server as the connection dropped, so its error is raised as it is (the request fails
+    once, as without the check); so is any other error, and any error after the first
+    statement. A block that sends no statement leaves Django's check due. Where no check is
+    due (a new connection, one already used in this request, a database without health
+    checks, as SQLite is here), where the driver already knows the connection is closed
+    (Django's check then opens a new one), or when the block starts inside a transaction, the
+    block changes nothing. Besides Django's documented ``execute_wrapper``, it reads and sets
+    the connection's ``health_check_enabled`` and ``health_check_done``: not documented, but
+    no private names, the two fields Django's own check keeps."""
     db: Any = connection  # django-stubs do not know the health check's fields
     if (
         not db.health_check_enabled
@@ -159,10 +165,11 @@ def first_statement_checks() -> Iterator[None]:
         if not first:
             return execute(sql, params, many, context)
         first = False
+        in_transaction = db.in_atomic_block
         try:
             return execute(sql, params, many, context)
         except DatabaseError as exc:
-            if db.connection is not None and not db.connection.closed:
+            if not in_transaction or (db.connection is not None and not db.connection.closed):
                 raise
             db.close()
             raise ConnectionGone(str(exc)) from exc
@@ -256,7 +263,8 @@ _bound: dict[tuple[str, tuple[tuple[int, str] | None, ...], bool], str] = {}
 
 class ArrayParam:
     """A list parameter of a planned statement, written ``= ANY(%s)`` in its text (no cast:
-    ``cast`` is the element type). ``bind_arrays`` writes it out by its length.
+    ``cast`` is the element type); a statement that runs only on PostgreSQL may also read it
+    elsewhere (``unnest(%s)``). ``bind_arrays`` writes it out by its length.
 
     PostgreSQL estimates an array parameter of unknown length at ten elements, so the generic
     plan of a statement holding one looks dearer than a custom plan for the real two, and it
@@ -299,9 +307,10 @@ def bind_arrays(sql: str, params: Sequence[Any]) -> tuple[str, Sequence[Any]]:
             if kind is None:
                 out.append("%s")
             elif sqlite:  # no arrays: ``x = ANY(%s)`` is written ``x IN (%s, ...)``
-                if not out[-1].endswith("= ANY("):
+                equals_any = _EQUALS_ANY.search(out[-1])
+                if equals_any is None:
                     raise ValueError("bind_arrays: on SQLite a list is only read by = ANY(%s)")
-                out[-1] = out[-1].removesuffix("= ANY(") + "IN ("
+                out[-1] = out[-1][: equals_any.start()] + " IN ("
                 out.append(", ".join(["%s"] * kind[0]))
             else:
                 slots, cast = kind
@@ -314,11 +323,19 @@ def bind_arrays(sql: str, params: Sequence[Any]) -> tuple[str, Sequence[Any]]:
     for param, kind in zip(params, shape, strict=True):
         if kind is None:
             values.append(param)
+        elif sqlite and param.cast == "uuid":  # a uuid given as text is sent as one
+            values.extend(
+                v if isinstance(v, uuid.UUID) else uuid.UUID(str(v)) for v in param.values
+            )
         elif kind[0] or sqlite:
             values.extend(param.values)
         else:
             values.append(pg_array(param.values))
     return text, values
+
+
+# ``= ANY(`` at the end of the text before a list's placeholder (not ``>= ANY(``, ``<= ANY(``).
+_EQUALS_ANY = re.compile(r"(?<![<>!])\s*=\s*ANY\($")
 
 
 def _slots(param: ArrayParam, sqlite: bool) -> int:

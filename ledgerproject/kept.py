@@ -7,8 +7,10 @@ copies before it takes its locks; the statement that locks its balances reads ag
 show that a copy changed (the authentication epoch for tokens and ledgers, each template's
 ``updated_at``, each account's own row), and nothing is written or answered from a copy that
 statement, or one of its own, has not confirmed. A copy found changed is forgotten, and the
-work made from it is made again from the database (``transactions.engine`` for templates and
-accounts; ``ScopedAPIView`` for tokens and ledgers, which the request's authentication read).
+work made from it is made again from the database: for a template, the whole posting
+(``transactions.engine``); for an account, the posting's checks, with the account the locking
+statement read (``transactions.run.Run.lock``); for a token or a ledger, the whole request
+(``ScopedAPIView``), which must be authenticated and its ledger read again.
 """
 
 from __future__ import annotations

@@ -197,12 +197,14 @@ class Account(LedgerResource):
         indexes = [
             models.Index(fields=["ledger", "created_at", "id"], name="account_ledger_created_idx"),
             models.Index(fields=["ledger", "alias"], name="account_ledger_alias_idx"),
+            # The list filtered by asset, in its order. Led by the asset, not the ledger: on
+            # tables never analyzed PostgreSQL took an index led by the ledger for the cheapest
+            # way to a posting's accounts, reading every account of the ledger (migration 0008).
+            models.Index(
+                fields=["asset_code", "ledger", "created_at", "id"],
+                name="account_ledger_asset_list_idx",
+            ),
         ]
-        # No index of (ledger, asset_code): all of a ledger's accounts of one asset share its
-        # key, so deduplication keeps it a page or two however many they are, and on tables
-        # never analyzed PostgreSQL took that small index to find a posting's accounts,
-        # reading every account of the ledger. A list filtered by asset reads the ledger's
-        # accounts in their order (account_ledger_created_idx).
 
     def __str__(self) -> str:
         return self.alias

@@ -57,9 +57,11 @@ def _run(
         if replay is not None:
             return Batch([], replay=replay)
     cached = True
-    # The one place a posting is made again, and only when nothing of it was written: its
-    # first statement found a kept connection closed (``ConnectionGone``, at most once: only a
-    # block's first statement raises it), or a template kept in this process had changed.
+    # The engine's one place a posting is made again, and only when nothing of it was written:
+    # its first statement found a kept connection closed (``ConnectionGone``, at most once:
+    # only a block's first statement raises it), or a template kept in this process had
+    # changed. (The API view makes a whole request again when the token or ledger copy it ran
+    # on changed: ``ScopedAPIView``.)
     with first_statement_checks():  # no health check round trip before a posting
         while True:
             try:

@@ -28,7 +28,7 @@ from templates_dsl.ast import Template
 from templates_dsl.compile import compile_template
 from templates_dsl.models import TransactionTemplate
 from templates_dsl.planner import PostingPlan, plan_posting
-from transactions.locking import lock_balances
+from transactions.locking import each_balance_locked, lock_balances
 from transactions.models import Transaction
 
 # Literal statements (on both databases, ``rows.Select``): compiling an ORM query costs more
@@ -67,25 +67,23 @@ FRESH_TEMPLATES = (
 # The active accounts with these aliases and their balances, the balances locked in balance-id
 # order (the order every lock on balances is taken in, ``transactions.locking``): a posting's one
 # read of its accounts. Each alias is looked up on its own, by the whole of a unique key (the
-# active alias), and so is its balance (by its account, then, to lock it, by its id), each in a
-# subquery the planner may not merge into the rest (OFFSET 0): PostgreSQL costs an equality on
-# the whole of a unique key at one row whatever it knows of the table, so the plan is the same
-# with statistics and without them (a new ledger whose tables were never analyzed). A list of
-# aliases matched at once is a choice the planner makes from statistics; without them it read
-# every account of the ledger and every balance of the organization. The accounts are sorted
-# by their balances' ids before the balances are locked, one by one in that order. Every part
-# names the organization, so Citus routes the statement to one node.
+# active alias), and so is its balance's id (by its account), in a subquery the planner may not
+# merge into the rest (OFFSET 0): PostgreSQL costs an equality on the whole of a unique key at
+# one row whatever it knows of the table, so the plan is the same with statistics and without
+# them (a new ledger whose tables were never analyzed). A list of aliases matched at once is a
+# choice the planner makes from statistics; without them it read every account of the ledger
+# and every balance of the organization. The accounts are sorted by their balances' ids, and
+# the balances locked one by one in that order (``locking.each_balance_locked``). Every part
+# names the organization, so Citus routes the statement to one node. Parameters: the
+# organization, the aliases, the organization, the ledger, the organization.
 LOCK_ACCOUNTS_FROM = (
-    "FROM (SELECT a.*, (SELECT b.id FROM organizations_balance b "
-    "WHERE b.organization_id = %s AND b.account_id = a.id) AS balance_id "
+    "FROM (SELECT acc.*, (SELECT found.id FROM organizations_balance found "
+    "WHERE found.organization_id = %s AND found.account_id = acc.id) AS balance_id "
     "FROM unnest(%s) AS wanted(alias) "
-    "CROSS JOIN LATERAL (SELECT * FROM organizations_account a "
-    "WHERE a.organization_id = %s AND a.ledger_id = %s AND a.alias = wanted.alias "
-    "AND a.deleted_at IS NULL OFFSET 0) a "
-    "ORDER BY balance_id) a "
-    "CROSS JOIN LATERAL (SELECT * FROM organizations_balance b "
-    "WHERE b.organization_id = %s AND b.id = a.balance_id OFFSET 0 FOR UPDATE) b "
-    "ORDER BY b.id"
+    "CROSS JOIN LATERAL (SELECT * FROM organizations_account named "
+    "WHERE named.organization_id = %s AND named.ledger_id = %s "
+    "AND named.alias = wanted.alias AND named.deleted_at IS NULL OFFSET 0) acc "
+    "ORDER BY balance_id) a " + each_balance_locked("a")
 )
 _ACCOUNT_PART = Select(Account, "a", "", only=POSTING_ACCOUNT_FIELDS)
 # What a posting reads of a balance: the engine's book (``money.BalanceBook``) and the write

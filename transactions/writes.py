@@ -60,7 +60,8 @@ UPDATE_BALANCE = (
 
 _TRANSACTION_VALUES = itemgetter(*TRANSACTION_COLUMNS)
 _OPERATION_VALUES = itemgetter(*OPERATION_COLUMNS)
-BALANCE_COLUMNS = ("id", *BALANCE_STATE)
+# The account too: the write updates only the balances of the accounts its guard names.
+BALANCE_COLUMNS = ("id", "account_id", *BALANCE_STATE)
 
 
 def _rows_json(rows: list[Any], values_of: Callable[[dict[str, Any]], tuple[Any, ...]]) -> str:

@@ -20,7 +20,7 @@ pytestmark = requires_postgres()
 
 ACCOUNTS = 500
 # One statement reads a posting's accounts and locks their balances (``lookups.lock_accounts``).
-STATEMENTS = {"accounts and balance locks": "OFFSET 0 FOR UPDATE) b"}
+STATEMENTS = {"accounts and balance locks": "AS wanted(alias)"}
 
 
 def _plans() -> dict[str, tuple[int, int]]:
@@ -81,7 +81,7 @@ def test_the_usual_postings_balances_are_updated_through_an_index(book):
         book.fund(f"@a{n}", 100)
     scans, updated = _balance_scans()
     for n in range(10):
-        book.fund(f"@a{n}", 100)  # two accounts, one asset: the usual form
+        book.fund(f"@a{n}", 100)  # two accounts, one asset
     after_scans, after_updated = _balance_scans()
     assert after_updated - updated == 20  # the counts are current: two balances a posting
     assert after_scans - scans == 0
@@ -92,7 +92,7 @@ def _lock_scans(book) -> list[tuple[str, str, int]]:
     the plan of the statement that locks a posting's balances, run on a posting's values."""
     with CaptureQueriesContext(connection) as queries:
         assert book.pay(10, 0).status_code == 201
-    (sql,) = [q["sql"] for q in queries.captured_queries if "OFFSET 0 FOR UPDATE) b" in q["sql"]]
+    (sql,) = [q["sql"] for q in queries.captured_queries if "AS wanted(alias)" in q["sql"]]
     with connection.cursor() as cursor:
         cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}")
         (plan,) = cursor.fetchone()[0]
@@ -172,3 +172,58 @@ def test_a_posting_reads_only_its_own_accounts_and_balances_without_statistics(b
     after = _rows_read()
     per_commit = {table: (after[table] - before[table]) / 10 for table in after}
     assert all(rows <= 12 for rows in per_commit.values()), per_commit
+
+
+def _plan_of(sql: str) -> dict:
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}")
+        (plan,) = cursor.fetchone()[0]
+    return plan["Plan"]
+
+
+def _nodes(node: dict) -> list[dict]:
+    return [node, *(n for child in node.get("Plans", ()) for n in _nodes(child))]
+
+
+def _unordered_locks(node: dict, ordered: bool = False) -> int:
+    """Row locks (LockRows) not taken in the inner side of a nested loop whose outer side is
+    sorted by ``balance_id``: the inner side runs once per outer row, in that order
+    (``locking.each_balance_locked``). The plan shows that sort's key as the scalar subquery
+    that finds the id (``(SubPlan 1)``) when the subquery's own sort is merged into it."""
+    unordered = int(node["Node Type"] == "LockRows" and not ordered)
+    children = node.get("Plans", [])
+    if node["Node Type"] == "Nested Loop" and len(children) == 2:
+        outer, inner = children
+        by_balance_id = any(
+            n["Node Type"] == "Sort"
+            and any(k in " ".join(n.get("Sort Key", [])) for k in ("balance_id", "SubPlan"))
+            for n in _nodes(outer)
+        )
+        inner_unordered = _unordered_locks(inner, ordered or by_balance_id)
+        return unordered + _unordered_locks(outer, ordered) + inner_unordered
+    return unordered + sum(_unordered_locks(child, ordered) for child in children)
+
+
+def _locking_statements(book, act) -> list[str]:
+    with CaptureQueriesContext(connection) as queries:
+        act()
+    return [q["sql"] for q in queries.captured_queries if "FOR UPDATE) b ORDER BY b.id" in q["sql"]]
+
+
+def test_balances_are_locked_in_balance_id_order(book):
+    # Two accounts whose balances' ids are in the reverse order of their aliases: locked in
+    # the aliases' order, two postings between them could deadlock.
+    ledger = Ledger.objects.get(pk=book.url.rsplit("/", 1)[1])
+    for alias in ("@zz-first", "@aa-second"):
+        account_create(ledger=ledger, asset_code="BRL", alias=alias)
+    book.fund("@zz-first", 1_000)
+    posting = _locking_statements(book, lambda: book.pay(10, 0, "@zz-first", "@aa-second"))
+    held = book.pay(10, 0, "@zz-first", "@aa-second", pending=True).json()["id"]
+    commit = _locking_statements(
+        book, lambda: book.api.post(f"{book.url}/transactions/{held}/commit")
+    )
+    assert len(posting) == 1 and len(commit) == 1
+    for sql in posting + commit:
+        plan = _plan_of(sql)
+        assert any(n["Node Type"] == "LockRows" for n in _nodes(plan)), sql
+        assert _unordered_locks(plan) == 0, sql

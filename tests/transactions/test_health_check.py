@@ -16,9 +16,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections, transaction
 
-from ledgerproject.db import first_statement_checks
+from ledgerproject.db import ConnectionGone, first_statement_checks
 from tests.conftest import assert_error
 from tests.transactions.conftest import other_connection_sees, payment, recorded
 from transactions import engine, run
@@ -167,3 +167,29 @@ def test_a_connection_known_to_be_closed_is_left_to_django_s_check(book, monkeyp
     assert response.status_code == 201, response.content
     assert checks == [None]
     assert book.available("@alice") == 894
+
+
+def test_an_error_of_the_first_statement_on_an_open_connection_is_raised_as_it_is(book):
+    book.fund("@alice", 1_000)
+    _new_request()
+    checked = first_statement_checks()
+    with (
+        pytest.raises(DatabaseError) as raised,
+        checked,
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute("SELECT * FROM no_such_table")
+    assert not isinstance(raised.value, ConnectionGone)
+
+
+def test_a_first_statement_outside_a_transaction_is_never_made_again(book):
+    # The server may have committed it as the connection dropped: the error is the answer.
+    book.fund("@alice", 1_000)
+    pid = _backend_pid()
+    _new_request()
+    _terminate(pid)
+    with pytest.raises(DatabaseError) as raised, first_statement_checks(), connection.cursor() as c:
+        c.execute("SELECT 1")
+    assert not isinstance(raised.value, ConnectionGone)
+    connection.close()

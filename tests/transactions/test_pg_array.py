@@ -94,10 +94,17 @@ def test_each_database_has_its_own_text_of_one_statement(on) -> None:
     assert bind_arrays("w = ANY(%s)", one)[0] == "w IN (%s)"
 
 
-def test_on_sqlite_a_list_must_be_read_by_any(on) -> None:
+def test_on_sqlite_a_list_must_be_read_by_equality_with_any(on) -> None:
     on("sqlite")
-    with pytest.raises(ValueError):
-        bind_arrays("y = unnest(%s)", [ArrayParam(["a"], "varchar")])
+    for sql in ("y = unnest(%s)", "y >= ANY(%s)", "y <= ANY(%s)", "y != ANY(%s)", "y <> ANY(%s)"):
+        with pytest.raises(ValueError):
+            bind_arrays(sql, [ArrayParam(["a"], "varchar")])
+
+
+def test_on_sqlite_uuids_given_as_text_are_sent_as_uuids(on) -> None:
+    on("sqlite")
+    one = uuid.uuid4()
+    assert bind_arrays("id = ANY(%s)", [ArrayParam([str(one)], "uuid")])[1] == [one]
 
 
 @pytest.mark.django_db

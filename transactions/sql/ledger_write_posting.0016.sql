@@ -84,18 +84,24 @@ BEGIN
         (r->>5)::timestamptz AS created_at,
         NULLIF(r->6, 'null') AS data
     FROM jsonb_array_elements(p_events) AS r;
-    -- A balance of an account the guard does not name is not updated: the function raises
-    -- rather than write a posting without it.
-    FOR v IN SELECT * FROM jsonb_to_recordset(p_balances) AS r(id uuid, available numeric,
-        on_hold numeric, scale smallint, overdraft_limit numeric, version bigint,
-        updated_at timestamptz)
-    LOOP
-        UPDATE organizations_balance
-        SET available = v.available, on_hold = v.on_hold, scale = v.scale,
-            overdraft_limit = v.overdraft_limit, version = v.version, updated_at = v.updated_at
-        WHERE organization_id = p_org AND id = v.id AND account_id = ANY(p_accounts);
-        updated := updated + FOUND::int;
-    END LOOP;
+    -- A balance of an account the guard does not name is not updated (the guard checked only
+    -- those): the function raises rather than write a posting without it.
+    SELECT count(*) INTO updated FROM jsonb_to_recordset(p_balances) AS r(account_id uuid)
+    WHERE r.account_id IN (SELECT unnest(p_accounts));
+    IF updated = jsonb_array_length(p_balances) THEN
+        updated := 0;
+        FOR v IN SELECT * FROM jsonb_to_recordset(p_balances) AS r(id uuid, account_id uuid,
+            available numeric, on_hold numeric, scale smallint, overdraft_limit numeric,
+            version bigint, updated_at timestamptz)
+        LOOP
+            UPDATE organizations_balance
+            SET available = v.available, on_hold = v.on_hold, scale = v.scale,
+                overdraft_limit = v.overdraft_limit, version = v.version,
+                updated_at = v.updated_at
+            WHERE organization_id = p_org AND id = v.id AND account_id = v.account_id;
+            updated := updated + FOUND::int;
+        END LOOP;
+    END IF;
     IF updated <> jsonb_array_length(p_balances) THEN
         RAISE EXCEPTION 'ledger_write_posting: % of % balances updated', updated,
             jsonb_array_length(p_balances);
