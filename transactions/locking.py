@@ -14,33 +14,27 @@ from ledgerproject.rows import Select
 from organizations.models import Balance, Ledger
 from transactions.models import Transaction
 
-
-def each_balance_locked(ordered: str) -> str:
-    """The end of a statement that locks balances in balance-id order on PostgreSQL, given the
-    alias of a subquery before it that answers a ``balance_id`` per row, sorted by it (its
-    ORDER BY; OFFSET 0 or an ORDER BY keeps the planner from merging a subquery into the rest).
-    What orders the locks is that each balance is read and locked on its own, by its primary
-    key, in a LATERAL subquery: PostgreSQL runs it once per row of the sorted subquery, in that
-    order, as a nested loop (a LATERAL reference leaves it no other plan). A FOR UPDATE on the
-    whole statement would be taken inside that subquery just the same, so the last ORDER BY
-    only sorts rows already locked. Its one parameter is the organization."""
-    return (
-        "CROSS JOIN LATERAL (SELECT * FROM organizations_balance locked "
-        f"WHERE locked.organization_id = %s AND locked.id = {ordered}.balance_id "
-        "OFFSET 0 FOR UPDATE) b ORDER BY b.id"
-    )
-
-
+# The end of a statement that locks balances in balance-id order on PostgreSQL, after a subquery
+# ``ordered`` that answers a ``balance_id`` per row, sorted by it (its ORDER BY also keeps the
+# planner from merging it into the rest). What orders the locks is that each balance is read and
+# locked on its own, by its primary key, in a LATERAL subquery: PostgreSQL runs it once per row
+# of the sorted subquery, in that order, as a nested loop (a LATERAL reference leaves it no
+# other plan). A FOR UPDATE on the whole statement would be taken inside that subquery just the
+# same, so the last ORDER BY only sorts rows already locked. Its one parameter: the organization.
+EACH_BALANCE_LOCKED = (
+    "CROSS JOIN LATERAL (SELECT * FROM organizations_balance locked "
+    "WHERE locked.organization_id = %s AND locked.id = ordered.balance_id "
+    "OFFSET 0 FOR UPDATE) b ORDER BY b.id"
+)
 # PostgreSQL: each balance's id found by its account, then the balances locked by their ids in
-# id order (``each_balance_locked``). Every lookup is an equality on the whole of a unique key,
+# id order (``EACH_BALANCE_LOCKED``). Every lookup is an equality on the whole of a unique key,
 # which PostgreSQL plans the same with statistics or without (``lookups.LOCK_ACCOUNTS_FROM``).
-LOCK_BALANCES = Select(
-    Balance,
-    "b",
+LOCK_BALANCES_FROM = (
     "FROM (SELECT (SELECT found.id FROM organizations_balance found "
     "WHERE found.organization_id = %s AND found.account_id = wanted.id) AS balance_id "
-    "FROM unnest(%s) AS wanted(id) ORDER BY balance_id) w " + each_balance_locked("w"),
+    f"FROM unnest(%s) AS wanted(id) ORDER BY balance_id) ordered {EACH_BALANCE_LOCKED}"
 )
+LOCK_BALANCES = Select(Balance, "b", LOCK_BALANCES_FROM)
 # SQLite has no row locks: IMMEDIATE transactions serialize its writers.
 READ_BALANCES = Select(
     Balance,

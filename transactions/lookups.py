@@ -28,7 +28,7 @@ from templates_dsl.ast import Template
 from templates_dsl.compile import compile_template
 from templates_dsl.models import TransactionTemplate
 from templates_dsl.planner import PostingPlan, plan_posting
-from transactions.locking import each_balance_locked, lock_balances
+from transactions.locking import EACH_BALANCE_LOCKED, lock_balances
 from transactions.models import Transaction
 
 # Literal statements (on both databases, ``rows.Select``): compiling an ORM query costs more
@@ -73,7 +73,7 @@ FRESH_TEMPLATES = (
 # them (a new ledger whose tables were never analyzed). A list of aliases matched at once is a
 # choice the planner makes from statistics; without them it read every account of the ledger
 # and every balance of the organization. The accounts are sorted by their balances' ids, and
-# the balances locked one by one in that order (``locking.each_balance_locked``). Every part
+# the balances locked one by one in that order (``locking.EACH_BALANCE_LOCKED``). Every part
 # names the organization, so Citus routes the statement to one node. Parameters: the
 # organization, the aliases, the organization, the ledger, the organization.
 LOCK_ACCOUNTS_FROM = (
@@ -83,9 +83,9 @@ LOCK_ACCOUNTS_FROM = (
     "CROSS JOIN LATERAL (SELECT * FROM organizations_account named "
     "WHERE named.organization_id = %s AND named.ledger_id = %s "
     "AND named.alias = wanted.alias AND named.deleted_at IS NULL OFFSET 0) acc "
-    "ORDER BY balance_id) a " + each_balance_locked("a")
+    f"ORDER BY balance_id) ordered {EACH_BALANCE_LOCKED}"
 )
-_ACCOUNT_PART = Select(Account, "a", "", only=POSTING_ACCOUNT_FIELDS)
+_ACCOUNT_PART = Select(Account, "ordered", "", only=POSTING_ACCOUNT_FIELDS)
 # What a posting reads of a balance: the engine's book (``money.BalanceBook``) and the write
 # need no more (the organization and ledger are the posting's, the asset the account's).
 POSTING_BALANCE_FIELDS = (

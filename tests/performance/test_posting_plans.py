@@ -188,7 +188,7 @@ def _nodes(node: dict) -> list[dict]:
 def _unordered_locks(node: dict, ordered: bool = False) -> int:
     """Row locks (LockRows) not taken in the inner side of a nested loop whose outer side is
     sorted by ``balance_id``: the inner side runs once per outer row, in that order
-    (``locking.each_balance_locked``). The plan shows that sort's key as the scalar subquery
+    (``locking.EACH_BALANCE_LOCKED``). The plan shows that sort's key as the scalar subquery
     that finds the id (``(SubPlan 1)``) when the subquery's own sort is merged into it."""
     unordered = int(node["Node Type"] == "LockRows" and not ordered)
     children = node.get("Plans", [])
