@@ -23,7 +23,8 @@ from collections.abc import Sequence
 
 from django.db import IntegrityError, transaction
 
-from ledgerproject.db import ConnectionGone, first_statement_checks, one_cursor
+from ledgerproject.db import one_cursor
+from ledgerproject.health import ConnectionGone, first_statement_checks
 from organizations import ledger_copies
 from organizations.models import Ledger
 from organizations.services import ensure_ledger_active

@@ -4,7 +4,7 @@
 Django checks a connection kept from an earlier request with a ``SELECT 1`` before the
 request's first statement (``CONN_HEALTH_CHECKS``) and opens a new one when that fails. When
 the posting's own statement is the request's first, it is the check instead
-(``db.first_statement_checks``): found closed, the posting is made again on a new connection,
+(``health.first_statement_checks``): found closed, the posting is made again on a new connection,
 by the engine. A connection lost later is an error, never a second posting. The test client
 leaves out what Django does as a request starts, so ``_new_request`` does it.
 
@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections, transaction
 
-from ledgerproject.db import ConnectionGone, first_statement_checks
+from ledgerproject.health import ConnectionGone, first_statement_checks
 from tests.conftest import assert_error
 from tests.transactions.conftest import other_connection_sees, payment, recorded
 from transactions import engine, run
