@@ -1,4 +1,6 @@
-"""Abstract model bases shared by every tenant resource: ids, timestamps, status, metadata."""
+"""What the database is asked the same way from everywhere: the one choice between PostgreSQL
+and SQLite (``by_database``), exact sums, list parameters, the shared cursor, the SQL files
+migrations load, and the abstract model bases of every tenant resource."""
 
 from __future__ import annotations
 
@@ -6,12 +8,12 @@ import contextlib
 import hashlib
 import re
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
-from django.db import IntegrityError, connection, models, transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, connections, models, transaction
 from django.db.models import F, QuerySet, Sum
 from django.utils import timezone
 from uuid_utils.compat import uuid7
@@ -20,6 +22,26 @@ from ledgerproject.amounts import MAX_DIGITS
 from ledgerproject.errors import LedgerError
 from ledgerproject.formats import str_of
 from ledgerproject.metadata import validate_metadata
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def by_database(*, postgresql: Callable[P, R], sqlite: Callable[P, R]) -> Callable[P, R]:
+    """One function with a form for each database, written side by side where the rule lives:
+    the application calls it and never asks which database it runs on (no module but this one
+    reads ``connection.vendor``; ``tests/test_layers.py`` holds that). The form is chosen once,
+    on the first call, for the process's database (Citus is PostgreSQL), and kept."""
+    chosen: list[Callable[P, R]] = []
+
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        if not chosen:
+            postgres = connections[DEFAULT_DB_ALIAS].vendor == "postgresql"
+            chosen.append(postgresql if postgres else sqlite)
+        return chosen[0](*args, **kwargs)
+
+    call.__doc__ = postgresql.__doc__
+    return call
 
 
 class AmountField(models.Field):
@@ -58,23 +80,54 @@ class AmountField(models.Field):
         return super().formfield(**{"form_class": forms.IntegerField, **kwargs})
 
 
-def grouped_sums(
+def _grouped_sums_postgresql(
     queryset: QuerySet[Any], keys: tuple[str, ...], fields: tuple[str, ...]
 ) -> dict[tuple[Any, ...], int]:
-    """``{(key values): sum of the fields over the rows of that group}``, exactly.
+    """``{(key values): sum of the fields over the rows of that group}``, exactly: PostgreSQL
+    adds ``numeric`` values in the query."""
+    total = Sum(sum((F(f) for f in fields[1:]), F(fields[0])), output_field=AmountField())
+    rows = queryset.values_list(*keys).annotate(total=total).order_by()
+    return {tuple(row[:-1]): int(row[-1] or 0) for row in rows}
 
-    PostgreSQL adds ``numeric`` values in the query; SQLite, whose arithmetic overflows past 64
-    bits (or turns to floating point), streams the rows and Python adds them. Linear either way."""
-    if connection.vendor == "postgresql":
-        total = Sum(sum((F(f) for f in fields[1:]), F(fields[0])), output_field=AmountField())
-        rows = queryset.values_list(*keys).annotate(total=total).order_by()
-        return {tuple(row[:-1]): int(row[-1] or 0) for row in rows}
+
+def _grouped_sums_sqlite(
+    queryset: QuerySet[Any], keys: tuple[str, ...], fields: tuple[str, ...]
+) -> dict[tuple[Any, ...], int]:
+    """SQLite's arithmetic overflows past 64 bits (or turns to floating point): the rows are
+    streamed and Python adds them. Linear."""
     totals: dict[tuple[Any, ...], int] = {}
     width = len(keys)
     for row in queryset.values_list(*keys, *fields).order_by().iterator(chunk_size=5000):
         key = tuple(row[:width])
         totals[key] = totals.get(key, 0) + sum(int(v or 0) for v in row[width:])
     return totals
+
+
+grouped_sums = by_database(postgresql=_grouped_sums_postgresql, sqlite=_grouped_sums_sqlite)
+
+
+def _snapshot_postgresql() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+
+
+def _snapshot_sqlite() -> None:
+    """SQLite's transaction reads one state of the database as it is."""
+
+
+_read_one_snapshot = by_database(postgresql=_snapshot_postgresql, sqlite=_snapshot_sqlite)
+
+
+@contextlib.contextmanager
+def one_snapshot() -> Iterator[None]:
+    """A transaction whose reads all see one state of the database, whatever commits meanwhile
+    (on PostgreSQL REPEATABLE READ, read only). Inside a caller's transaction, the reads share
+    that transaction's view instead."""
+    outermost = not connection.in_atomic_block
+    with transaction.atomic():
+        if outermost:
+            _read_one_snapshot()
+        yield
 
 
 def field_of(model: type[models.Model], name: str) -> models.Field[Any, Any]:

@@ -9,8 +9,10 @@ from typing import Any
 
 from django.db import DatabaseError, OperationalError, connection
 
+from ledgerproject.kept import Stale
 
-class ConnectionGone(OperationalError):
+
+class ConnectionGone(Stale, OperationalError):
     """The first statement of a ``first_statement_checks`` block, sent inside a database
     transaction, found the kept connection closed: that transaction never committed, and no
     statement of the block had run before it, so nothing of the block was written."""

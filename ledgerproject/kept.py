@@ -1,34 +1,57 @@
-"""What a process keeps from one request for the next: API tokens
-(``ledgerproject.api.authentication``), ledgers (``organizations.ledger_copies``), templates and
-accounts (``transactions.lookups``), each kind in a ``Kept`` of its own, on PostgreSQL.
-
-One rule holds for every kind: a copy is never trusted alone. A posting may plan and check with
-copies before it takes its locks; the statement that locks its balances reads again what would
-show that a copy changed (the authentication epoch for tokens and ledgers, each template's
-``updated_at``, each account's own row), and nothing is written or answered from a copy that
-statement, or one of its own, has not confirmed. A copy found changed is forgotten, and the
-work made from it is made again from the database: for a template, the whole posting
-(``transactions.engine``); for an account, the posting's checks, with the account the locking
-statement read (``transactions.run.Run.lock``); for a token or a ledger, the whole request
-(``ScopedAPIView``), which must be authenticated and its ledger read again.
-"""
+"""The means of keeping copies from one request for the next: ``Kept``, a bounded map shared by
+the process's threads; ``allowed``, the block inside which copies may be used; and ``Stale``,
+what a request raises when one it ran on was found changed. What is kept, and the rule that
+makes a copy safe to use, are ``transactions.copies``'s."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
+from contextvars import ContextVar
 from typing import Generic, TypeVar
 
-from django.db import connection
+from ledgerproject.db import by_database
 
 K = TypeVar("K", bound=Hashable)
 
 
-def in_use() -> bool:
+class Stale(Exception):
+    """What a request ran on, kept from an earlier one (a token, a ledger, a template, a
+    connection), was found changed or closed before anything was written: the request is made
+    again without copies."""
+
+
+def _kept_postgresql() -> bool:
     """Copies are kept only on PostgreSQL, where triggers move the authentication epoch with
     every change to a token or an organization, whatever made it."""
-    return connection.vendor == "postgresql"
+    return True
+
+
+def _kept_sqlite() -> bool:
+    return False
+
+
+_kept_here = by_database(postgresql=_kept_postgresql, sqlite=_kept_sqlite)
+_allowed: ContextVar[bool] = ContextVar("copies_allowed", default=False)
+
+
+@contextlib.contextmanager
+def allowed(yes: bool = True) -> Iterator[None]:
+    """Copies may be used inside this block (or, ``allowed(False)``, may not). Only a caller
+    that makes its work again on ``Stale`` opens one: an API request (``ScopedAPIView``), on its
+    first attempt. The back office and the commands read from the database."""
+    token = _allowed.set(yes)
+    try:
+        yield
+    finally:
+        _allowed.reset(token)
+
+
+def in_use() -> bool:
+    """Whether copies are kept and used here: on PostgreSQL, inside ``allowed``."""
+    return _allowed.get() and _kept_here()
 
 
 V = TypeVar("V")

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from django.db import connection, transaction
 
+from ledgerproject.db import by_database
 from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.models import Ledger, Organization
 
@@ -89,20 +90,26 @@ def ledger_key(owner: Any) -> tuple[uuid.UUID, uuid.UUID]:
     return owner.organization_id, owner.ledger_id
 
 
-def _lock_ledger(owner: Any, *, for_delete: bool) -> bool:
+def _lock_ledger_postgresql(owner: Any, *, for_delete: bool) -> bool:
     """Lock the ledger row; answer whether it is active."""
-    organization_id, ledger_id = ledger_key(owner)
-    if connection.vendor != "postgresql":
-        return Ledger.objects.filter(
-            organization_id=organization_id, pk=ledger_id, deleted_at__isnull=True
-        ).exists()
     with connection.cursor() as cursor:
         if for_delete:
-            cursor.execute(LEDGER_UPDATE, [organization_id, ledger_id])
+            cursor.execute(LEDGER_UPDATE, [*ledger_key(owner)])
         else:
-            cursor.execute(LEDGER_KEY_SHARE, [organization_id, ledger_id])
+            cursor.execute(LEDGER_KEY_SHARE, [*ledger_key(owner)])
         row = cursor.fetchone()
     return row is not None and row[0] is None
+
+
+def _lock_ledger_sqlite(owner: Any, *, for_delete: bool) -> bool:
+    """No row locks: IMMEDIATE transactions serialize SQLite's writers."""
+    organization_id, ledger_id = ledger_key(owner)
+    return Ledger.objects.filter(
+        organization_id=organization_id, pk=ledger_id, deleted_at__isnull=True
+    ).exists()
+
+
+_lock_ledger = by_database(postgresql=_lock_ledger_postgresql, sqlite=_lock_ledger_sqlite)
 
 
 def ledger_deleted() -> LedgerError:

@@ -6,15 +6,12 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS
 from django.db.models import F, Q, QuerySet
 
-from ledgerproject import rows
-from ledgerproject.db import pg_array
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.rows import Select
-from organizations import ledger_copies
-from organizations.models import EPOCH_SQL, Account, Balance, Ledger, Organization
+from organizations.models import EPOCH_SQL, Account, ApiToken, Balance, Ledger, Organization
 
 
 def not_found(what: str = "resource") -> LedgerError:
@@ -61,12 +58,20 @@ def ledger_get(organization: Organization, ledger_id: Any) -> Ledger:
 
 # One row whatever happens: the ledger (NULLs when it is missing or out of the token's reach)
 # and the authentication epoch (``AuthEpoch``), which confirms a token kept in memory.
+# The ledger, its organization's path and the authentication epoch, in one row even when there
+# is no such ledger (the epoch is still read); the token's reach applied inside (a limited
+# token reaches the subtrees of its organizations: a path that begins with one of theirs).
+# The same statement on both databases. Parameters: the ledger, the organization, whether the
+# token is unlimited, the token.
 LEDGER_WITH_ORGANIZATION_SQL = Select(
     Ledger,
     "l",
     "FROM (SELECT 1) AS one LEFT JOIN (organizations_ledger l "
     "JOIN organizations_organization o ON o.id = l.organization_id "
-    "AND l.id = %s AND l.organization_id = %s AND (%s OR o.path LIKE ANY(%s::text[]))) ON true",
+    "AND l.id = %s AND l.organization_id = %s AND (%s OR EXISTS (SELECT 1 "
+    "FROM organizations_apitoken_organizations m "
+    "JOIN organizations_organization r ON r.id = m.organization_id "
+    "WHERE m.apitoken_id = %s AND substr(o.path, 1, length(r.path)) = r.path))) ON true",
     extra=["o.path", EPOCH_SQL],
 )
 
@@ -75,30 +80,43 @@ def ledger_lookup(
     principal: Any, organization_id: Any, ledger_id: Any
 ) -> tuple[tuple[Organization, Ledger] | None, int | None]:
     """``((organization, ledger) or None, authentication epoch)`` in one statement, the token's
-    reach applied in it. On PostgreSQL a literal statement (cheaper than compiling the ORM's
-    join) carrying the organization's id and path (its other fields load if something asks
-    for them); elsewhere the ORM, and no epoch (nothing keeps tokens there)."""
+    reach applied in it (``LEDGER_WITH_ORGANIZATION_SQL``). The organization carries its id
+    and path (its other fields load if something asks for them)."""
     try:
         org_pk, ledger_pk = uuid.UUID(str(organization_id)), uuid.UUID(str(ledger_id))
     except (ValueError, TypeError, AttributeError):
         return None, None
-    if connection.vendor != "postgresql":
-        found = (
-            Ledger.objects.select_related("organization")
-            .filter(_reach(principal, "organization__path"), pk=ledger_pk, organization_id=org_pk)
-            .first()
-        )
-        return (None if found is None else (found.organization, found)), None
-    patterns = pg_array(f"{path}%" for path in principal.organization_paths)
-    params = [ledger_pk, org_pk, not principal.is_limited, patterns]
+    params = [ledger_pk, org_pk, not principal.is_limited, principal.token.pk]
     (ledger,) = LEDGER_WITH_ORGANIZATION_SQL.fetch(params)
     path, epoch = ledger.selected_extra  # type: ignore[attr-defined]
     if ledger.pk is None:
         return None, epoch
-    organization = rows.loaded(Organization, ("id", "path"), (ledger.organization_id, path))
+    organization = Organization.from_db(
+        DEFAULT_DB_ALIAS, ("id", "path"), (ledger.organization_id, path)
+    )
     ledger.organization = organization
-    ledger_copies.keep(organization, ledger, epoch)
     return (organization, ledger), epoch
+
+
+TOKEN_SQL = Select(
+    ApiToken,
+    "t",
+    "FROM organizations_apitoken t "
+    "LEFT JOIN organizations_apitoken_organizations m ON m.apitoken_id = t.id "
+    "LEFT JOIN organizations_organization o ON o.id = m.organization_id "
+    "WHERE t.prefix = %s",
+    extra=["o.path", EPOCH_SQL],
+)
+
+
+def token_lookup(prefix: str) -> tuple[ApiToken | None, tuple[str, ...], int | None]:
+    """The token with this prefix, the paths of its organizations and the authentication
+    epoch, read in one statement."""
+    rows = TOKEN_SQL.fetch([prefix])
+    if not rows:
+        return None, (), None
+    paths = tuple(sorted(p for row in rows if (p := row.selected_extra[0]) is not None))  # type: ignore[attr-defined]
+    return rows[0], paths, rows[0].selected_extra[1]  # type: ignore[attr-defined]
 
 
 def ledger_missing(principal: Any, organization_id: Any, ledger_id: Any) -> LedgerError:

@@ -42,6 +42,9 @@ class TimestampsOut(serializers.Serializer):
 
 
 class AddressIn(InputSerializer):
+    """An address, sent whole (with its country), or ``{}`` for none."""
+
+    empty_is_none = True
     line1 = serializers.CharField(max_length=256, required=False, allow_blank=True)
     line2 = serializers.CharField(max_length=256, required=False, allow_blank=True, allow_null=True)
     zipCode = serializers.CharField(max_length=32, required=False, allow_blank=True)

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from django.core.serializers.json import DjangoJSONEncoder
 from django.utils import timezone
 
-from ledgerproject import jsonbytes, rows
+from ledgerproject import jsonbytes
 from ledgerproject.db import new_id
 from ledgerproject.formats import render_timestamp
 from outbox import renderers
@@ -57,8 +57,7 @@ def _plain(data: Any) -> Any:
 
 def build(event_type: str, instance: Any, data: Any = None) -> Event:
     organization_id, ledger_id = scope_of(instance)
-    return rows.new(
-        Event,
+    return Event(
         event_id=new_id(),
         type=event_type,
         organization_id=organization_id,

@@ -12,20 +12,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import connection
 from django.db.models import Q, QuerySet
 from django.db.models.expressions import RawSQL
 
+from ledgerproject.db import by_database
 from outbox.models import Event
 
 HORIZON = "pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
 OWN_XID = "coalesce(pg_current_xact_id_if_assigned()::text::bigint, -1)"
 
 
-def visible(queryset: QuerySet[Event]) -> QuerySet[Event]:
-    if connection.vendor != "postgresql":
-        return queryset
+def _visible_postgresql(queryset: QuerySet[Event]) -> QuerySet[Event]:
     return queryset.filter(Q(xid__lt=RawSQL(HORIZON, [])) | Q(xid=RawSQL(OWN_XID, [])))
+
+
+def _visible_sqlite(queryset: QuerySet[Event]) -> QuerySet[Event]:
+    return queryset  # writers are serialized: every committed event is in its place
+
+
+visible = by_database(postgresql=_visible_postgresql, sqlite=_visible_sqlite)
 
 
 def events_after(

@@ -23,7 +23,7 @@ from transactions.prepare import (
 def simulate(ledger: Ledger, request: PostingRequest) -> Outcome:
     """Every check of a posting and the operations it would write; nothing is written."""
     ensure_ledger_active(ledger)
-    lookups = PostingLookups(ledger, cached=False)
+    lookups = PostingLookups(ledger)
     planned = lookups.plan(request.template_code, request.variables, request.inline)
     prepared = prepare(ledger, lookups, request, planned)
     tx = prepared.transaction

@@ -11,26 +11,26 @@ statements of the database transaction share one cursor, ``db.one_cursor``) -> C
 caller renders the answer, once, after COMMIT, and records it on the key
 (``answers.record_answers``).
 
-The steps of one request's postings are ``run.Run``'s; here they are run in order, inside the
-database transaction, and again where an attempt must be made afresh. A single posting is a
-batch of one, atomic: there is no second path. Commit, revert and cancel
-(``transactions.states``) lock the transaction first, then apply the same book and write.
+The steps of one request's postings are ``run.Run``'s; here they are run in order, once, inside
+the database transaction. A single posting is a batch of one, atomic: there is no second path.
+Commit, revert and cancel (``transactions.states``) lock the transaction first, then apply the
+same book and write.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 
 from django.db import IntegrityError, transaction
 
 from ledgerproject.db import one_cursor
-from ledgerproject.health import ConnectionGone, first_statement_checks
-from organizations import ledger_copies
+from ledgerproject.health import first_statement_checks
 from organizations.models import Ledger
 from organizations.services import ensure_ledger_active
-from transactions import idempotency
+from transactions import copies, idempotency
 from transactions.dry_run import simulate
-from transactions.lookups import PostingLookups, TemplatesChanged
+from transactions.lookups import PostingLookups
 from transactions.prepare import (
     Batch,
     ItemRefused,
@@ -57,26 +57,14 @@ def _run(
         replay = idempotency.replay_of(claim, stored)
         if replay is not None:
             return Batch([], replay=replay)
-    cached = True
-    # The engine's one place a posting is made again, and only when nothing of it was written:
-    # its first statement found a kept connection closed (``ConnectionGone``, at most once:
-    # only a block's first statement raises it), or a template kept in this process had
-    # changed. (The API view makes a whole request again when the token or ledger copy it ran
-    # on changed: ``ScopedAPIView``.)
-    with first_statement_checks():  # no health check round trip before a posting
-        while True:
-            try:
-                lookups = PostingLookups(ledger, cached=cached)
-                return _attempt(Run(ledger, requests, atomic), claim, lookups)
-            except ConnectionGone:
-                continue  # made again on a new connection
-            except TemplatesChanged:
-                # Everything it planned (and refused) is forgotten, the transaction was rolled
-                # back, and the postings are planned again from the database, once.
-                if not cached:
-                    raise
-                ledger_copies.unconfirm(ledger)  # confirmed again in the new transaction
-                cached = False
+    # Where copies are used (``transactions.copies``: the API's first attempt at a request) a
+    # posting runs on the templates and accounts the process keeps, and one on the process's
+    # copy of its ledger also on a kept connection, checked by its first statement. What it
+    # finds stale raises ``kept.Stale`` before anything is written, and the view makes the
+    # request again without copies: the engine makes nothing again itself.
+    checks = first_statement_checks() if copies.on_copy(ledger) else contextlib.nullcontext()
+    with checks:
+        return _attempt(Run(ledger, requests, atomic), claim, copies.lookups_for(ledger))
 
 
 def _attempt(run: Run, claim: idempotency.Claim | None, lookups: PostingLookups) -> Batch:

@@ -15,6 +15,7 @@ from typing import Any
 from django.db import connection
 
 from instruments.models import Instrument
+from ledgerproject.db import by_database
 from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.locking import ledger_key, lock_ledger_active
 from organizations.models import ACCOUNT_STATUSES, Account
@@ -91,21 +92,34 @@ INSTRUMENT_SQL = (
 )
 
 
+def _instrument_active_postgresql(
+    organization_id: uuid.UUID, ledger_id: uuid.UUID, asset: str
+) -> bool:
+    """Whether the instrument is active in the active ledger, the ledger's row share-locked so
+    that it cannot be deleted before the posting commits."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            INSTRUMENT_SQL, [organization_id, ledger_id, asset, organization_id, ledger_id]
+        )
+        return cursor.fetchone() is not None
+
+
+def _instrument_active_sqlite(organization_id: uuid.UUID, ledger_id: uuid.UUID, asset: str) -> bool:
+    return Instrument.objects.filter(
+        organization_id=organization_id, ledger_id=ledger_id, code=asset, deleted_at__isnull=True,
+        ledger__deleted_at=None,
+    ).exists()  # fmt: skip
+
+
+_instrument_active = by_database(
+    postgresql=_instrument_active_postgresql, sqlite=_instrument_active_sqlite
+)
+
+
 def check_instrument(owner: Any, asset: str) -> None:
     """The instrument is active in the active ledger of ``owner`` (the ledger, or anything held
     in it: ``locking.ledger_key``), in one query; else the refusal."""
-    organization_id, ledger_id = ledger_key(owner)
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(
-                INSTRUMENT_SQL, [organization_id, ledger_id, asset, organization_id, ledger_id]
-            )
-            found = cursor.fetchone() is not None
-    else:
-        found = Instrument.objects.filter(
-            ledger_id=ledger_id, code=asset, deleted_at__isnull=True, ledger__deleted_at=None
-        ).exists()
-    if not found:
+    if not _instrument_active(*ledger_key(owner), asset):
         lock_ledger_active(owner)
         raise instrument_missing(asset)
 

@@ -30,7 +30,7 @@ from typing import Any
 from django.db import IntegrityError, connection
 from django.utils import timezone
 
-from ledgerproject.db import cursor, field_of
+from ledgerproject.db import by_database, cursor, field_of
 from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.models import Ledger
 from transactions.models import IdempotencyKey
@@ -172,38 +172,53 @@ VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING id, key
 """
 
 
+def _insert_postgresql(
+    ledger: Ledger, rows: Sequence[Stored], now: dt.datetime, expires: list[dt.datetime]
+) -> list[tuple[int, str]]:
+    """All the rows in one statement."""
+    with cursor() as shared:
+        shared.execute(
+            INSERT_KEYS,
+            [ledger.organization_id, ledger.pk, now, [r.claim.key for r in rows],
+             [r.claim.request_hash for r in rows], [r.status for r in rows],
+             [r.transaction_id for r in rows], expires],
+        )  # fmt: skip
+        return shared.fetchall()
+
+
+def _insert_sqlite(
+    ledger: Ledger, rows: Sequence[Stored], now: dt.datetime, expires: list[dt.datetime]
+) -> list[tuple[int, str]]:
+    """A statement per row (SQLite has no arrays to unnest)."""
+    written: list[tuple[int, str]] = []
+    with cursor() as shared:
+        for row, expiry in zip(rows, expires, strict=True):
+            values = {
+                "organization": ledger.organization_id, "ledger": ledger.pk,
+                "key": row.claim.key, "request_hash": row.claim.request_hash,
+                "response_status": row.status, "transaction": row.transaction_id,
+                "created_at": now, "expires_at": expiry,
+            }  # fmt: skip
+            shared.execute(
+                INSERT_KEY,
+                [field_of(IdempotencyKey, name).get_db_prep_save(value, connection)
+                 for name, value in values.items()],
+            )  # fmt: skip
+            written += shared.fetchall()
+    return written
+
+
+_insert_rows = by_database(postgresql=_insert_postgresql, sqlite=_insert_sqlite)
+
+
 def _insert(ledger: Ledger, rows: Sequence[Stored]) -> dict[str, IdempotencyKey]:
-    """Write the rows whose keys are free; answer them by key (one statement on PostgreSQL).
-    The transaction a row names is written later in the same database transaction: the
-    foreign key is checked at COMMIT."""
+    """Write the rows whose keys are free; answer them by key. The transaction a row names is
+    written later in the same database transaction: the foreign key is checked at COMMIT."""
     if not rows:
         return {}
     now = timezone.now()
     expires = [now + dt.timedelta(seconds=r.claim.ttl_seconds) for r in rows]
-    written: list[tuple[int, str]] = []
-    with cursor() as shared:
-        if connection.vendor == "postgresql":
-            shared.execute(
-                INSERT_KEYS,
-                [ledger.organization_id, ledger.pk, now, [r.claim.key for r in rows],
-                 [r.claim.request_hash for r in rows], [r.status for r in rows],
-                 [r.transaction_id for r in rows], expires],
-            )  # fmt: skip
-            written = shared.fetchall()
-        else:
-            for row, expiry in zip(rows, expires, strict=True):
-                values = {
-                    "organization": ledger.organization_id, "ledger": ledger.pk,
-                    "key": row.claim.key, "request_hash": row.claim.request_hash,
-                    "response_status": row.status, "transaction": row.transaction_id,
-                    "created_at": now, "expires_at": expiry,
-                }  # fmt: skip
-                shared.execute(
-                    INSERT_KEY,
-                    [field_of(IdempotencyKey, name).get_db_prep_save(value, connection)
-                     for name, value in values.items()],
-                )  # fmt: skip
-                written += shared.fetchall()
+    written = _insert_rows(ledger, rows, now, expires)
     return {key: IdempotencyKey(pk=pk, key=key) for pk, key in written}
 
 
@@ -212,13 +227,11 @@ def _key_lock_id(ledger_id: uuid.UUID, key: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
-def _try_lock_keys(*, ledger_id: uuid.UUID, keys: Iterable[str]) -> set[str]:
+def _try_lock_keys_postgresql(*, ledger_id: uuid.UUID, keys: Iterable[str]) -> set[str]:
     """Take many idempotency keys in one statement (advisory locks, released with the
-    transaction); answer the ones another request holds. SQLite takes none: its IMMEDIATE
-    transactions serialize writers, so a second request with a key waits for the first and
-    then finds its row."""
+    transaction); answer the ones another request holds."""
     wanted = sorted(set(keys))
-    if connection.vendor != "postgresql" or not wanted:
+    if not wanted:
         return set()
     with cursor() as shared:
         shared.execute(
@@ -228,6 +241,15 @@ def _try_lock_keys(*, ledger_id: uuid.UUID, keys: Iterable[str]) -> set[str]:
         )
         taken = [row[0] for row in shared.fetchall()]
     return {key for key, ok in zip(wanted, taken, strict=True) if not ok}
+
+
+def _try_lock_keys_sqlite(*, ledger_id: uuid.UUID, keys: Iterable[str]) -> set[str]:
+    """None taken: SQLite's IMMEDIATE transactions serialize writers, so a second request with
+    a key waits for the first and then finds its row."""
+    return set()
+
+
+_try_lock_keys = by_database(postgresql=_try_lock_keys_postgresql, sqlite=_try_lock_keys_sqlite)
 
 
 def take(ledger: Ledger, rows: Sequence[Stored]) -> Taken:
@@ -279,21 +301,24 @@ def record_answers(records: Sequence[IdempotencyKey], bodies: Sequence[Any]) -> 
     IdempotencyKey.objects.bulk_update(list(records), ["response_body"])
 
 
-def is_conflict(exc: IntegrityError) -> bool:
+def _is_conflict_postgresql(exc: IntegrityError) -> bool:
     """The unique key constraint was violated (a request with the key committed meanwhile)."""
-    cause = exc.__cause__
-    diag = getattr(cause, "diag", None)
-    if diag is not None:
-        return getattr(diag, "constraint_name", None) == CONSTRAINT
-    if connection.vendor == "sqlite":
-        table = IdempotencyKey._meta.db_table
-        constraint = next(c for c in IdempotencyKey._meta.constraints if c.name == CONSTRAINT)
-        columns = ", ".join(
-            f"{table}.{field_of(IdempotencyKey, f).column}"
-            for f in constraint.fields  # type: ignore[attr-defined]
-        )
-        return str(exc) == f"UNIQUE constraint failed: {columns}"
-    return False
+    diag = getattr(exc.__cause__, "diag", None)
+    return getattr(diag, "constraint_name", None) == CONSTRAINT
+
+
+def _is_conflict_sqlite(exc: IntegrityError) -> bool:
+    """SQLite names the constraint's columns, not the constraint."""
+    table = IdempotencyKey._meta.db_table
+    constraint = next(c for c in IdempotencyKey._meta.constraints if c.name == CONSTRAINT)
+    columns = ", ".join(
+        f"{table}.{field_of(IdempotencyKey, f).column}"
+        for f in constraint.fields  # type: ignore[attr-defined]
+    )
+    return str(exc) == f"UNIQUE constraint failed: {columns}"
+
+
+is_conflict = by_database(postgresql=_is_conflict_postgresql, sqlite=_is_conflict_sqlite)
 
 
 def purge(*, now: dt.datetime | None = None) -> int:

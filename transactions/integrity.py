@@ -10,11 +10,10 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 
 from ledgerproject.amounts import format_amount, rescale
-from ledgerproject.db import grouped_sums
+from ledgerproject.db import grouped_sums, one_snapshot
 from organizations.models import Balance, Ledger, within_overdraft
 from transactions.models import Operation, Transaction
 from transactions.money import combine_scales
@@ -191,11 +190,7 @@ def ledger_check(ledger: Ledger, *, progress: Callable[[str], None] | None = Non
     transaction), so that postings landing meanwhile cannot show as violations. Called inside a
     caller's transaction, the checks share that transaction's view instead."""
     report = LedgerReport(ledger=ledger)
-    outermost = not connection.in_atomic_block
-    with transaction.atomic():
-        if outermost and connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+    with one_snapshot():
         for name, check in CHECKS:
             if progress:
                 progress(name)

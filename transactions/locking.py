@@ -6,9 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 
-from django.db import connection
-
-from ledgerproject.db import ArrayParam
+from ledgerproject.db import ArrayParam, by_database
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.rows import Select
 from organizations.models import Balance, Ledger
@@ -44,17 +42,24 @@ READ_BALANCES = Select(
 )
 
 
-def lock_balances(
+def _lock_balances_postgresql(
     organization_id: uuid.UUID, account_ids: Iterable[uuid.UUID]
 ) -> dict[uuid.UUID, Balance]:
     """Lock the balances of these accounts of one organization, in balance-id order; keyed by
     account id."""
     wanted = ArrayParam(sorted(set(account_ids)), "uuid")
-    if connection.vendor == "postgresql":
-        rows = LOCK_BALANCES.fetch([organization_id, wanted, organization_id])
-    else:
-        rows = READ_BALANCES.fetch([organization_id, wanted])
+    rows = LOCK_BALANCES.fetch([organization_id, wanted, organization_id])
     return {row.account_id: row for row in rows}
+
+
+def _read_balances_sqlite(
+    organization_id: uuid.UUID, account_ids: Iterable[uuid.UUID]
+) -> dict[uuid.UUID, Balance]:
+    wanted = ArrayParam(sorted(set(account_ids)), "uuid")
+    return {row.account_id: row for row in READ_BALANCES.fetch([organization_id, wanted])}
+
+
+lock_balances = by_database(postgresql=_lock_balances_postgresql, sqlite=_read_balances_sqlite)
 
 
 def lock_transaction(*, ledger: Ledger, transaction_id: uuid.UUID) -> Transaction:

@@ -2,8 +2,9 @@
 once per request (one query per kind for a single posting and for a whole batch), and the plan
 a template and its variables make. Templates and parents are read before any lock; a posting's
 accounts are read by the statement that locks their balances (``lock_accounts``), inside its
-database transaction. On PostgreSQL a template read once is kept in the process and checked,
-not read, by that same statement.
+database transaction. Where the process keeps copies, ``transactions.copies.KeptLookups`` wraps
+these lookups: it answers templates and accounts from its copies and confirms them in the same
+statements.
 
 A template is compiled once per text (``templates_dsl.compile`` caches by text), so posting
 never parses."""
@@ -15,14 +16,9 @@ from collections.abc import Iterable, Mapping
 from operator import itemgetter
 from typing import Any
 
-from django.db import connection
-
-from ledgerproject import kept
-from ledgerproject.db import ArrayParam, bind_arrays, pg_array
+from ledgerproject.db import ArrayParam, by_database
 from ledgerproject.errors import ErrorCode, LedgerError
-from ledgerproject.kept import Kept
 from ledgerproject.rows import Join, Select
-from organizations import ledger_copies
 from organizations.models import Account, Balance, Ledger
 from templates_dsl.ast import Template
 from templates_dsl.compile import compile_template
@@ -53,17 +49,6 @@ POSTING_ACCOUNT_FIELDS = (
     "deleted_at",
 )  # fmt: skip
 ACCOUNTS_SQL = Select(Account, "a", ACCOUNTS_FROM, only=POSTING_ACCOUNT_FIELDS)
-# How many of the cached templates the postings planned with are still as they were (same row,
-# same updated_at, not deleted). Each id is compared with its own stamp by its position (the
-# ids are distinct), which PostgreSQL plans much faster than a join with unnest(). The ids it
-# reads by are an ``ArrayParam``, so for a posting's one or
-# few templates the statement keeps its generic plan, as the accounts' list does.
-# In parentheses: a statement of its own, and a value in the statement that locks the balances.
-FRESH_TEMPLATES = (
-    "(SELECT count(*) FROM templates_dsl_transactiontemplate t "
-    "WHERE t.organization_id = %s AND t.id = ANY(%s) AND t.deleted_at IS NULL "
-    "AND t.updated_at = (%s::timestamptz[])[array_position(%s::uuid[], t.id)])"
-)
 # The active accounts with these aliases and their balances, the balances locked in balance-id
 # order (the order every lock on balances is taken in, ``transactions.locking``): a posting's one
 # read of its accounts. Each alias is looked up on its own, by the whole of a unique key (the
@@ -85,33 +70,17 @@ LOCK_ACCOUNTS_FROM = (
     "AND named.alias = wanted.alias AND named.deleted_at IS NULL OFFSET 0) acc "
     f"ORDER BY balance_id) ordered {EACH_BALANCE_LOCKED}"
 )
-_ACCOUNT_PART = Select(Account, "ordered", "", only=POSTING_ACCOUNT_FIELDS)
+ACCOUNT_PART = Select(Account, "ordered", "", only=POSTING_ACCOUNT_FIELDS)
 # What a posting reads of a balance: the engine's book (``money.BalanceBook``) and the write
 # need no more (the organization and ledger are the posting's, the asset the account's).
 POSTING_BALANCE_FIELDS = (
     "id", "account", "is_external", "available", "on_hold", "scale", "overdraft_limit",
     "version", "updated_at",
 )  # fmt: skip
-_BALANCE_PART = Select(Balance, "b", "", only=POSTING_BALANCE_FIELDS)
-# Its extra values, each when needed: whether the cached templates are unchanged, and what
-# confirms a ledger kept by the process (``organizations.ledger_copies``).
-LOCK_ACCOUNTS_SQL = {
-    (templates, copy): Join(
-        [_ACCOUNT_PART, _BALANCE_PART],
-        LOCK_ACCOUNTS_FROM,
-        extra=[
-            *(ledger_copies.CONFIRM_COLUMNS if copy else ()),
-            *([FRESH_TEMPLATES] * templates),
-        ],
-    )
-    for templates in (False, True)
-    for copy in (False, True)
-}
-# The templates and accounts postings read, as they read them (``POSTING_ACCOUNT_FIELDS``),
-# kept for the next postings (``ledgerproject.kept`` says what confirms them): a template is
-# checked by the statement that locks the balances; an account is read again by it.
-kept_templates: Kept[tuple[uuid.UUID, str], TransactionTemplate] = Kept(4096)
-kept_accounts: Kept[tuple[uuid.UUID, str], Account] = Kept(65536)
+BALANCE_PART = Select(Balance, "b", "", only=POSTING_BALANCE_FIELDS)
+# The statement that locks a posting's accounts and balances. ``copies.KeptLookups`` adds the
+# values that confirm the copies it ran on.
+LOCK_ACCOUNTS_SQL = Join([ACCOUNT_PART, BALANCE_PART], LOCK_ACCOUNTS_FROM)
 
 
 def _same_account(held: Account | None, read: Account | None) -> bool:
@@ -121,11 +90,7 @@ def _same_account(held: Account | None, read: Account | None) -> bool:
     return _read_values(held.__dict__) == _read_values(read.__dict__)
 
 
-_read_values = itemgetter(*_ACCOUNT_PART.attnames)
-
-
-class TemplatesChanged(Exception):
-    """A cached template changed since it was read: plan again from the database."""
+_read_values = itemgetter(*ACCOUNT_PART.attnames)
 
 
 def template_missing(code: str) -> LedgerError:
@@ -147,13 +112,9 @@ def parent_missing(parent_id: uuid.UUID) -> LedgerError:
 class PostingLookups:
     """The templates, accounts and parents the postings of one request name, in one ledger."""
 
-    def __init__(self, ledger: Ledger, *, cached: bool = True) -> None:
+    def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
         self.organization_id = ledger.organization_id
-        # On PostgreSQL a template row is kept in this process and used without being read
-        # again; the accounts' statement then checks it is unchanged (``TemplatesChanged``).
-        self.cached = cached and kept.in_use()
-        self.unverified: dict[uuid.UUID, Any] = {}
         self.templates: dict[str, TransactionTemplate | None] = {}
         self.accounts: dict[str, Account | None] = {}
         self.parents: dict[uuid.UUID, bool] = {}
@@ -163,20 +124,13 @@ class PostingLookups:
         if not wanted:
             return
         self.templates.update(dict.fromkeys(wanted))
-        if self.cached:
-            for code in list(wanted):
-                template = kept_templates.get((self.ledger.pk, code))
-                if template is not None:
-                    self.templates[code] = template
-                    self.unverified[template.pk] = template.updated_at
-                    wanted.discard(code)
-            if not wanted:
-                return
-        named = ArrayParam(sorted(wanted), "varchar")
+        self.read_templates(wanted)
+
+    def read_templates(self, codes: set[str]) -> None:
+        """Read the templates with these codes (no template: the code stays None)."""
+        named = ArrayParam(sorted(codes), "varchar")
         for template in TEMPLATES_SQL.fetch([self.organization_id, self.ledger.pk, named]):
             self.templates[template.code] = template
-            if self.cached:
-                kept_templates.put((self.ledger.pk, template.code), template)
 
     def plan(
         self, code: str, variables: Mapping[str, Any], inline: Template | None = None
@@ -203,18 +157,9 @@ class PostingLookups:
         self._keep(ACCOUNTS_SQL.fetch([self.organization_id, self.ledger.pk, named]))
 
     def cached_accounts(self, aliases: Iterable[str]) -> bool:
-        """Take the accounts with these aliases from this process's copies, when it holds every
-        one of them (PostgreSQL, a posting that may use copies): a posting is then checked and
-        prepared before its locks, and the statement that locks the balances confirms the copies
-        (``lock_accounts``). False, and nothing taken, when one is missing."""
-        if not self.cached:
-            return False
-        wanted = set(aliases)
-        found = {alias: kept_accounts.get((self.ledger.pk, alias)) for alias in wanted}
-        if any(account is None for account in found.values()):
-            return False
-        self.accounts.update(found)
-        return True
+        """Whether the accounts with these aliases were taken from the process's copies, to
+        check and prepare a posting before its locks: no copies here (``KeptLookups``)."""
+        return False
 
     def lock_accounts(
         self, locked: Iterable[str], read: Iterable[str] = ()
@@ -225,7 +170,7 @@ class PostingLookups:
         one alias the active one wins. Answers the locked balances by account id, and whether
         the accounts read are the ones already held (``cached_accounts``): if not, they replace
         them. On PostgreSQL the locked ones are one statement, which also checks the cached
-        templates (``TemplatesChanged``); elsewhere the accounts, then ``lock_balances``."""
+        templates (``TemplatesChanged``); on SQLite the accounts, then ``lock_balances``."""
         to_lock = set(locked)
         wanted = to_lock | set(read)
         held = {alias: self.accounts.get(alias) for alias in wanted}
@@ -233,33 +178,8 @@ class PostingLookups:
             self.accounts.pop(alias, None)
         balances: dict[uuid.UUID, Balance] = {}
         locked_accounts: list[Account] = []
-        if to_lock and connection.vendor == "postgresql":
-            named = ArrayParam(sorted(to_lock), "varchar")
-            copy = ledger_copies.check_of(self.ledger) is not None
-            templates = bool(self.unverified)
-            params = [
-                *(ledger_copies.confirm_params(self.ledger) if copy else ()),
-                *(self._fresh_params() if templates else ()),
-                self.organization_id,
-                named,
-                self.organization_id,
-                self.ledger.pk,
-                self.organization_id,
-            ]
-            rows = LOCK_ACCOUNTS_SQL[templates, copy].fetch(params)
-            extra = rows[0][2] if rows else None
-            if copy and extra is not None:  # (with no row, the engine confirms before writing)
-                ledger_copies.confirm(self.ledger, *extra[:2])
-            if templates:
-                self._verify(extra[-1] if extra is not None else None)
-            # A deleted account is not locked: read with the others below, it is refused.
-            locked_accounts = [account for account, _, _ in rows]
-            self.accounts.update({account.alias: account for account in locked_accounts})
-            balances = {balance.account_id: balance for _, balance, _ in rows}
-        elif to_lock:  # SQLite serializes writers: the accounts, then their balances
-            self.preload_accounts(to_lock)
-            locked_accounts = [a for alias in to_lock if (a := self.accounts[alias]) is not None]
-            balances = lock_balances(self.organization_id, [a.pk for a in locked_accounts])
+        if to_lock:
+            locked_accounts, balances = self._lock(to_lock)
         self.verify_templates()
         self.preload_accounts(wanted)
         for alias in to_lock - {account.alias for account in locked_accounts}:
@@ -269,24 +189,44 @@ class PostingLookups:
                 # posting refuses it as the statement found it, absent.
                 self.accounts[alias] = None
         same = all(_same_account(held[alias], self.accounts[alias]) for alias in wanted)
-        if self.cached:
-            self._remember(wanted)
         return balances, same
 
-    def _remember(self, aliases: Iterable[str]) -> None:
-        """Keep the accounts read (an alias with no account is forgotten)."""
-        for alias in aliases:
-            account = self.accounts[alias]
-            if account is None:
-                kept_accounts.forget((self.ledger.pk, alias))
-            else:
-                kept_accounts.put((self.ledger.pk, alias), account)
+    def _lock_postgresql(self, to_lock: set[str]) -> tuple[list[Account], dict[uuid.UUID, Balance]]:
+        """One statement: the active accounts with these aliases and their balances locked
+        (``LOCK_ACCOUNTS_FROM``)."""
+        named = ArrayParam(sorted(to_lock), "varchar")
+        statement, params = self.locking_statement()
+        org = self.organization_id
+        rows = statement.fetch([*params, org, named, org, self.ledger.pk, org])
+        self.confirm_copies(rows[0][2] if rows else None)
+        # A deleted account is not locked: read with the others after, it is refused.
+        locked_accounts = [account for account, _, _ in rows]
+        self.accounts.update({account.alias: account for account in locked_accounts})
+        return locked_accounts, {balance.account_id: balance for _, balance, _ in rows}
+
+    def locking_statement(self) -> tuple[Join, list[Any]]:
+        """The statement that locks the accounts' balances, and its parameters before the
+        accounts': ``KeptLookups`` adds the values that confirm its copies."""
+        return LOCK_ACCOUNTS_SQL, []
+
+    def confirm_copies(self, extra: tuple[Any, ...] | None) -> None:
+        """What the locking statement read besides the rows (``None`` with no row)."""
+
+    def _lock_sqlite(self, to_lock: set[str]) -> tuple[list[Account], dict[uuid.UUID, Balance]]:
+        """SQLite serializes writers: the accounts, then their balances."""
+        self.preload_accounts(to_lock)
+        locked_accounts = [a for alias in to_lock if (a := self.accounts[alias]) is not None]
+        return locked_accounts, lock_balances(self.organization_id, [a.pk for a in locked_accounts])
+
+    _lock = by_database(postgresql=_lock_postgresql, sqlite=_lock_sqlite)
 
     def verify_templates(self) -> None:
-        """Check the cached templates used so far (``TemplatesChanged``), when nothing else
-        read would check them."""
-        if self.unverified:
-            self._verify(None)
+        """Before an answer made without the locking statement (a refusal): confirm the kept
+        templates it was planned with. None here (``KeptLookups``)."""
+
+    def confirm_before_write(self) -> None:
+        """Before the write: confirm the kept ledger the posting ran on, if no statement has.
+        None here (``KeptLookups``)."""
 
     def _keep(self, rows: Iterable[Account]) -> None:
         """Of the accounts with one alias (deleted ones keep theirs), the active one wins."""
@@ -294,23 +234,6 @@ class PostingLookups:
             current = self.accounts[account.alias]
             if current is None or (current.deleted_at is not None and account.deleted_at is None):
                 self.accounts[account.alias] = account
-
-    def _fresh_params(self) -> list[Any]:
-        ids = list(self.unverified)
-        stamps = pg_array(self.unverified.values())
-        return [self.organization_id, ArrayParam(ids, "uuid"), stamps, pg_array(ids)]
-
-    def _verify(self, fresh: int | None) -> None:
-        """Every cached template used is unchanged, or ``TemplatesChanged`` (their entries are
-        dropped, so the next plan reads them from the database)."""
-        if fresh is None:
-            with connection.cursor() as cursor:
-                cursor.execute(*bind_arrays(FRESH_TEMPLATES, self._fresh_params()))
-                fresh = cursor.fetchone()[0]
-        if fresh != len(self.unverified):
-            kept_templates.forget_values(lambda template: template.pk in self.unverified)
-            raise TemplatesChanged
-        self.unverified.clear()
 
     def resolve_accounts(self, aliases: Iterable[str]) -> dict[str, Account]:
         wanted = set(aliases)

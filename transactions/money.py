@@ -13,7 +13,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ledgerproject import rows
 from ledgerproject.amounts import format_amount, in_range, rescale
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.formats import str_of
@@ -135,8 +134,7 @@ class BalanceBook:
         balance.overdraft_limit = limit
         balance.version += 1
         balance.updated_at = self.now
-        return rows.new(
-            Operation,
+        return Operation(
             organization_id=tx.organization_id,
             ledger_id=tx.ledger_id,
             transaction_id=tx.id,

@@ -11,7 +11,6 @@ from typing import Any
 
 from django.utils import timezone
 
-from ledgerproject import rows
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.metadata import validate_metadata
 from organizations.models import Ledger
@@ -123,8 +122,7 @@ def prepare(
             )
         )
     pending = plan.pending if request.pending is None else request.pending
-    tx = rows.new(
-        Transaction,
+    tx = Transaction(
         **({} if tx_id is None else {"id": tx_id}),
         expires_at=expiry_of(request, plan, pending=pending),
         organization_id=ledger.organization_id,

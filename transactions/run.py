@@ -14,7 +14,6 @@ from django.utils import timezone
 
 from ledgerproject.db import new_id
 from ledgerproject.errors import LedgerError
-from organizations import ledger_copies
 from organizations.models import Balance, Ledger
 from outbox import events
 from transactions import idempotency
@@ -251,7 +250,7 @@ class Run:
         guard = Guard.of(
             self.ledger, (self.prepared[i].transaction.asset_code for i in posted), touched
         )
-        ledger_copies.confirm_now(self.ledger)  # nothing is written from an unconfirmed copy
+        self.lookups.confirm_before_write()  # nothing is written from an unconfirmed copy
         txs = [self.prepared[i].transaction for i in posted]
         posted_events = [events.build(events.TRANSACTION_POSTED, tx) for tx in txs]
         balance_rows = [balances[a] for a in touched]

@@ -23,7 +23,7 @@ from typing import Any
 from django.db import connection
 
 from ledgerproject import jsonbytes
-from ledgerproject.db import cursor, field_of, pg_array
+from ledgerproject.db import by_database, cursor, field_of, pg_array
 from ledgerproject.formats import str_of
 from organizations.models import Balance
 from outbox.events import event_rows_json
@@ -86,7 +86,7 @@ def _objects_json(rows: list[Any], columns: tuple[str, ...]) -> str:
     return jsonbytes.row_text(out)
 
 
-def write_posting(
+def _write_postgresql(
     transactions: list[Transaction],
     operations: list[Operation],
     balances: list[Balance],
@@ -95,16 +95,9 @@ def write_posting(
     events: Sequence[Event] = (),
 ) -> bool:
     """Write it all if the guard holds; answer whether it did (nothing is written otherwise).
-    ``events`` (the outbox rows of the postings) are written with it, in the same statement."""
-    if connection.vendor != "postgresql":
-        if guard_refusal(guard) is not None:
-            return False
-        Transaction.objects.bulk_create(transactions)
-        Operation.objects.bulk_create(operations)
-        if events:
-            Event.objects.bulk_create(events)
-        _update_balances(balances)
-        return True
+    ``events`` (the outbox rows of the postings) are written with it. On PostgreSQL one call of
+    the write function (``sql/ledger_write_posting.NNNN.sql``), which checks the guard and
+    writes everything in one round trip."""
     params = (
         str_of(guard.organization_id),
         str_of(guard.ledger_id),
@@ -118,6 +111,29 @@ def write_posting(
     with cursor() as shared:
         shared.execute(WRITE_POSTING, params)
         return bool(shared.fetchone()[0])
+
+
+def _write_sqlite(
+    transactions: list[Transaction],
+    operations: list[Operation],
+    balances: list[Balance],
+    *,
+    guard: Guard,
+    events: Sequence[Event] = (),
+) -> bool:
+    """SQLite has no server-side functions: the same guard (``guards.guard_refusal``), then a
+    statement per table."""
+    if guard_refusal(guard) is not None:
+        return False
+    Transaction.objects.bulk_create(transactions)
+    Operation.objects.bulk_create(operations)
+    if events:
+        Event.objects.bulk_create(events)
+    _update_balances(balances)
+    return True
+
+
+write_posting = by_database(postgresql=_write_postgresql, sqlite=_write_sqlite)
 
 
 def _update_balances(rows: list[Balance]) -> None:

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
-from ledgerproject import kept
-from ledgerproject.kept import Kept
-from ledgerproject.rows import Select
-from organizations.models import EPOCH_SQL, ApiToken
+from organizations.models import ApiToken
 from organizations.tokens import secret_matches, split_prefix
+from transactions import copies
 
 
 class TokenPrincipal:
@@ -54,50 +52,6 @@ class TokenPrincipal:
         return f"token:{self.token.name}"
 
 
-TOKEN_SQL = Select(
-    ApiToken,
-    "t",
-    "FROM organizations_apitoken t "
-    "LEFT JOIN organizations_apitoken_organizations m ON m.apitoken_id = t.id "
-    "LEFT JOIN organizations_organization o ON o.id = m.organization_id "
-    "WHERE t.prefix = %s",
-    extra=["o.path", EPOCH_SQL],
-)
-
-
-class _Entry(NamedTuple):
-    token: ApiToken
-    paths: tuple[str, ...]
-    epoch: int
-
-
-# Tokens kept in this process (PostgreSQL only, ``ledgerproject.kept``), by prefix, with the
-# authentication epoch (``organizations.models.AuthEpoch``) they were read at. Used only by
-# views that read the epoch again in their ledger statement (``ScopedAPIView``) before doing
-# anything: a token revoked or changed in any process fails or changes on its next request
-# everywhere.
-kept_tokens: Kept[str, _Entry] = Kept(4096)
-
-
-def token_lookup(prefix: str) -> tuple[ApiToken | None, tuple[str, ...], int | None]:
-    """The token with this prefix, the paths of its organizations and the authentication
-    epoch, read in one statement (a literal one: the ORM's query compilation cost more than
-    the query). The token is kept only on PostgreSQL, where triggers move the epoch."""
-    rows = TOKEN_SQL.fetch([prefix])
-    if not rows:
-        return None, (), None
-    paths = tuple(sorted(p for row in rows if (p := row.selected_extra[0]) is not None))  # type: ignore[attr-defined]
-    epoch = rows[0].selected_extra[1]  # type: ignore[attr-defined]
-    # The epoch's row is there (a test flush empties it) and triggers move it: keep the copy.
-    if epoch is not None and kept.in_use():
-        kept_tokens.put(prefix, _Entry(rows[0], paths, epoch))
-    return rows[0], paths, epoch
-
-
-def forget_token(prefix: str) -> None:
-    kept_tokens.forget(prefix)
-
-
 class BearerTokenAuthentication(authentication.BaseAuthentication):
     keyword = "Bearer"
 
@@ -117,12 +71,9 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         token: ApiToken | None = None
         paths: tuple[str, ...] = ()
         cached_epoch: int | None = None  # set when the token is this process's copy
-        use_copy = not fresh and _verifies_epoch(request)
-        entry = kept_tokens.get(prefix) if prefix and use_copy else None
-        if entry is not None:
-            token, paths, cached_epoch = entry
-        elif prefix is not None:
-            token, paths, _ = token_lookup(prefix)
+        if prefix is not None:
+            from_copy = not fresh and _verifies_epoch(request)
+            token, paths, cached_epoch = copies.token_of(prefix, from_copy=from_copy)
         if token is None or not secret_matches(raw, token.secret_hash):
             raise exceptions.AuthenticationFailed("The token is not valid.")
         if token.revoked_at is not None:
@@ -134,7 +85,7 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
     def reauthenticate(self, request: Request) -> TokenPrincipal:
         """The request's token read again from the database (its kept copy was stale, or
         refused); raises as ``authenticate`` does if it is no longer valid."""
-        forget_token(principal_of(request).prefix or "")
+        copies.forget_token(principal_of(request).prefix or "")
         # From the database even if another thread has kept a copy again meanwhile (one it may
         # have read before the change that sent this request here).
         result = self.authenticate(request, fresh=True)

@@ -12,6 +12,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 
 from ledgerproject.api.filters import MultiValueFilter
+from ledgerproject.api.serializers import InputSerializer
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -183,10 +184,19 @@ def _strings_of(node: Any, name: str = "") -> None:
                 _strings_of(value)
 
 
+def _subclasses(cls: type[InputSerializer]) -> list[type[InputSerializer]]:
+    found: list[type[InputSerializer]] = []
+    for sub in cls.__subclasses__():
+        found += [sub, *_subclasses(sub)]
+    return found
+
+
 def declare_what_the_server_enforces(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
     """A postprocessing hook: what the server enforces on every request, said in the schema.
 
     - A request body refuses fields it does not declare (0053): a closed object.
+    - An object that may be sent empty, meaning none (``InputSerializer.empty_is_none``),
+      requires its required fields only when it holds any.
     - Its strings' patterns (``_strings_of``).
     - A body that may be a string (``text_or``) is ``oneOf`` the string and the object.
     - A body declared media type by media type (template text) is the whole request: an empty
@@ -202,6 +212,10 @@ def declare_what_the_server_enforces(result: dict[str, Any], **kwargs: Any) -> d
         if name.endswith("Request") and component.get("type") == "object":
             component["additionalProperties"] = False
             _strings_of(component)
+    for cls in _subclasses(InputSerializer):
+        component = schemas.get(f"{cls.__name__}Request", {})
+        if cls.empty_is_none and "required" in component:
+            component["anyOf"] = [{"required": component.pop("required")}, {"maxProperties": 0}]
     for operations in result.get("paths", {}).values():
         for method, operation in operations.items():
             if not isinstance(operation, dict) or method not in {

@@ -27,6 +27,10 @@ class InputSerializer(serializers.Serializer):
     # Whether the instances of this class with no context, not partial and not nested share
     # their bound fields (``fields``): only for a body of plain fields, no nested serializer.
     shares_fields: ClassVar[bool] = False
+    # Whether the object may be sent empty (``{}``), meaning none (an organization's address):
+    # its required fields are required only of an object that holds any. The schema says so
+    # (``schema.declare_what_the_server_enforces``).
+    empty_is_none: ClassVar[bool] = False
 
     @cached_property
     def fields(self) -> Any:
@@ -48,6 +52,8 @@ class InputSerializer(serializers.Serializer):
     def to_internal_value(self, data: Any) -> Any:
         if not isinstance(data, dict):
             raise LedgerError(ErrorCode.BAD_REQUEST, "The request body must be a JSON object.")
+        if self.empty_is_none and not data:
+            return {}
         current = self.context.get("current") or {}
         unchanged = {
             k for k in data if k in self.unmodifiable and k in current and same(data[k], current[k])
@@ -67,6 +73,17 @@ class InputSerializer(serializers.Serializer):
                 f"Unexpected fields in the request: {', '.join(unknown)}.",
                 fields={k: "unexpected field" for k in unknown},
             )
+        if self.parent is not None and getattr(self.root, "partial", False):
+            # A nested object (an address) is one value of the resource, sent whole: a PATCH
+            # changes the resource's fields, not parts of one. Under a partial root DRF would
+            # skip its missing required fields, and store the object without them.
+            missing = {
+                name: [field.error_messages["required"]]
+                for name, field in self.fields.items()
+                if field.required and name not in data
+            }
+            if missing:
+                raise serializers.ValidationError(missing, code="required")
         wrong = {
             name: message
             for name, (accepts, message) in _text_plan(self)

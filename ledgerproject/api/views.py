@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
+from ledgerproject import kept
 from ledgerproject.api.authentication import (
     BearerTokenAuthentication,
     TokenPrincipal,
@@ -27,16 +28,14 @@ from ledgerproject.api.filters import known_filters, refuse_empty_values, run_fi
 from ledgerproject.api.pagination import KeysetPage
 from ledgerproject.api.serializers import InputSerializer, validated
 from ledgerproject.errors import ErrorCode, LedgerError
-from organizations import ledger_copies
 from organizations.models import Ledger, Organization
 from organizations.selectors import (
-    ledger_get_for,
-    ledger_lookup,
     ledger_missing,
     not_found,
     organization_get_for,
     parse_id,
 )
+from transactions import copies
 
 
 class ScopedAPIView(APIView):
@@ -54,6 +53,12 @@ class ScopedAPIView(APIView):
     # The ledger statement reads the authentication epoch, so under a ledger a token may come
     # from the process's copy (``authentication.BearerTokenAuthentication``).
     confirms_token_epoch: ClassVar[bool] = True
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        """The request may run on what the process keeps (``ledgerproject.kept``): one found
+        stale is the exception ``handle_exception`` makes the request again for."""
+        with kept.allowed():
+            return super().dispatch(request, *args, **kwargs)
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
@@ -75,14 +80,12 @@ class ScopedAPIView(APIView):
         and the ledger resolved with it."""
         ids = kwargs["organization_id"], kwargs["ledger_id"]
         epoch = self.principal.unconfirmed_epoch
-        if epoch is None:
-            return ledger_get_for(self.principal, *ids)
-        if self.posts_from_copies(request):
-            copy = ledger_copies.copy_of(self.principal, *ids)
+        if epoch is not None and self.posts_from_copies(request):
+            copy = copies.copy_of(self.principal, *ids)
             if copy is not None:
                 return copy
-        found, current = ledger_lookup(self.principal, *ids)
-        if current is None or current != epoch:
+        found, current = copies.ledger_lookup(self.principal, *ids)
+        if epoch is not None and current != epoch:
             return self._read_again(request, ids)
         self.principal.unconfirmed_epoch = None
         if found is None:
@@ -94,35 +97,41 @@ class ScopedAPIView(APIView):
         path's organization and ledger with it."""
         self.principal = BearerTokenAuthentication().reauthenticate(request)
         self.check_permissions(request)
-        return ledger_get_for(self.principal, *ids)
+        found, _ = copies.ledger_lookup(self.principal, *ids)
+        if found is None:
+            raise ledger_missing(self.principal, *ids)
+        return found
 
     def posts_from_copies(self, request: Request) -> bool:
         """Whether this request may run on this process's copy of its ledger
-        (``organizations.ledger_copies``): only a request that writes nothing before the
+        (``transactions.copies``): only a request that writes nothing before the
         engine's locking statement confirms the copy. No view's may, unless it says so."""
         return False
 
     def _on_copy(self) -> bool:
-        return ledger_copies.unconfirmed(getattr(self, "ledger", None))
+        return copies.unconfirmed(getattr(self, "ledger", None))
 
     def _without_copies(self) -> Response:
         """The request again, the ordinary way: the token and the ledger read first (so a
         token revoked or a ledger deleted meanwhile answers as it would have), then the
-        handler. Only while the copy is unconfirmed, so nothing was written."""
+        handler, which finds no copy to run on. Only when nothing was written: the copy is
+        unconfirmed, or something kept was found stale before any write (``kept.Stale``)."""
         self.ledger.copy_check = None  # type: ignore[attr-defined]
         request = self.request
         try:
-            ids = self.kwargs["organization_id"], self.kwargs["ledger_id"]
-            self.organization, self.ledger = self._read_again(request, ids)
-            handler = getattr(self, str(request.method).lower())
-            return handler(request, *self.args, **self.kwargs)
+            with kept.allowed(False):
+                ids = self.kwargs["organization_id"], self.kwargs["ledger_id"]
+                self.organization, self.ledger = self._read_again(request, ids)
+                handler = getattr(self, str(request.method).lower())
+                return handler(request, *self.args, **self.kwargs)
         except Exception as exc:  # noqa: BLE001 - answered as any handler's exception
             return super().handle_exception(exc)
 
     def handle_exception(self, exc: Exception) -> Response:
-        """The copy a posting ran on changed (its locking statement rolled it back): the
-        request again, the ordinary way."""
-        if isinstance(exc, ledger_copies.CopyChanged) and self._on_copy():
+        """Something a posting on copies ran on was stale (its transaction was rolled back
+        before any write): the request again, the ordinary way. The one place a request or a
+        posting is made again."""
+        if isinstance(exc, kept.Stale) and kept.in_use():
             return self._without_copies()
         return super().handle_exception(exc)
 
@@ -134,8 +143,8 @@ class ScopedAPIView(APIView):
         confirmed now, or made again the ordinary way."""
         if self._on_copy():
             try:
-                ledger_copies.confirm_now(self.ledger)
-            except ledger_copies.CopyChanged:
+                copies.confirm_now(self.ledger)
+            except copies.CopyChanged:
                 response = self._without_copies()
         return super().finalize_response(request, response, *args, **kwargs)
 

@@ -60,8 +60,11 @@ def test_a_nested_sharing_serializer_binds_its_own() -> None:
     outer = _Outer(data={"inner": {}}, partial=True)
     inner = outer.fields["inner"]
     assert inner.fields["amount"].root is outer
-    # A partial outer skips the nested missing field, as DRF does: nothing was shared.
-    assert outer.is_valid(), outer.errors
+    # A nested object is sent whole, even in a partial body (a PATCH): its missing field is
+    # named, under the nested object's name.
+    assert not outer.is_valid()
+    assert [e.code for e in outer.errors["inner"]["amount"]] == ["required"]
+    assert _Outer(data={"inner": {"amount": 1}}, partial=True).is_valid()
 
 
 def test_threads_validating_at_once_get_their_own_answers() -> None:

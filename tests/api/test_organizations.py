@@ -215,3 +215,21 @@ def test_it_lists_with_a_constant_number_of_queries(api, django_assert_max_num_q
         api.post("/v1/organizations", {"legalName": f"O{i}", "legalDocument": str(i)})
     with django_assert_max_num_queries(4):
         assert len(api.get("/v1/organizations").json()) == 15
+
+
+def test_a_patched_address_is_sent_whole(api):
+    """A PATCH replaces the address, which names its country: one without it is refused as on
+    create (the schema says so), and the stored address keeps its country; ``{}`` is none, as
+    an organization without an address is answered. Found by the schema fuzz run: a PATCH of
+    an address with no country was answered 200 and stored."""
+    org = api.post("/v1/organizations", FULL).json()
+    url = f"/v1/organizations/{org['id']}"
+    no_country = {k: v for k, v in FULL["address"].items() if k != "country"}
+    body = assert_error(api.patch(url, {"address": no_country}), 400, "0009")
+    assert "address.country" in body["fields"]
+    assert api.get(url).json()["address"]["country"] == "BR"
+    moved = {**no_country, "city": "Rio", "country": "BR"}
+    assert api.patch(url, {"address": moved}).json()["address"]["city"] == "Rio"
+    assert api.patch(url, {"address": {}}).json()["address"] == {}  # none, as answered
+    bare = api.post("/v1/organizations", {**FULL, "address": {}}).json()
+    assert bare["address"] == {}

@@ -15,7 +15,7 @@ from django.db import connection, transaction
 from organizations.models import Account, Balance
 from tests.concurrency.conftest import run_threads
 from tests.conftest import Api
-from transactions import lookups, run
+from transactions import copies, run
 from transactions.models import Transaction
 
 pytestmark = [
@@ -118,7 +118,7 @@ def test_a_repeat_while_the_first_runs_is_409_at_once(book, monkeypatch, warm):
     if warm:
         book.fund("@alice", 1)
     else:
-        lookups.kept_accounts.clear()
+        copies.kept_accounts.clear()
     entered, release = threading.Event(), threading.Event()
     write = run.write_posting
 

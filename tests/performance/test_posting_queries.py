@@ -4,7 +4,7 @@ Per posting on PostgreSQL, inside the transaction: the accounts read with their 
 locked, the check that the cached template is unchanged (the template itself is read once per
 process), and the authentication epoch and the ledger's state that confirm the token and the
 ledger kept in memory (1; the token and the ledger are read once per process and again only when
-the epoch moves: ``organizations.ledger_copies``), and one statement that
+the epoch moves: ``transactions.copies``), and one statement that
 checks the instrument and writes the transaction, its operations and the new balances (1).
 Inside a test the durable atomic block is a savepoint (2 statements); in production it is
 BEGIN/COMMIT. SQLite reads the ledger with its organization in one join, checks the instrument
@@ -62,7 +62,7 @@ def test_an_idempotent_posting_adds_only_the_key_queries(funded):
     keyed = _queries(lambda: funded.post(PAYMENT, HTTP_IDEMPOTENCY_KEY="k-1"))
     # the lookup before the work, the lock and re-check inside it (PostgreSQL), the insert; on
     # PostgreSQL a keyed posting also reads its ledger first (a key's row is written before
-    # the locking statement could confirm the process's copy: organizations.ledger_copies)
+    # the locking statement could confirm the process's copy: transactions.copies)
     assert len(keyed) - len(plain) == (5 if connection.vendor == "postgresql" else 3)
 
 

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from organizations.models import Account
 from tests.conftest import assert_error, requires_postgres
-from transactions import lookups, run
+from transactions import copies, lookups, run
 
 
 @pytest.fixture
@@ -68,7 +68,7 @@ def test_a_posting_with_kept_accounts_is_prepared_before_its_locks(paid, monkeyp
     monkeypatch.setattr(run, "prepare", spy_prepare)
     monkeypatch.setattr(lookups.PostingLookups, "lock_accounts", spy_lock)
     ledger_id = paid.url.rsplit("/", 1)[1]
-    kept = {alias for (ledger, alias) in lookups.kept_accounts if str(ledger) == ledger_id}
+    kept = {alias for (ledger, alias) in copies.kept_accounts if str(ledger) == ledger_id}
     assert kept == {"@alice", "@bob", "@fees/platform", "@external/BRL"}
 
     assert paid.pay(100, 10).status_code == 201

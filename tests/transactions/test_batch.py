@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 
 from tests.concurrency.conftest import run_threads
 from tests.conftest import Api, assert_error
-from transactions import lookups
+from transactions import copies
 from transactions.models import IdempotencyKey, Transaction
 
 
@@ -288,7 +288,7 @@ def _accounts(book, warm: bool) -> None:
     if warm:
         assert book.pay(1, 0).status_code == 201
     else:
-        lookups.kept_accounts.clear()
+        copies.kept_accounts.clear()
 
 
 @pytest.mark.parametrize("warm", [True, False], ids=["accounts kept", "accounts not kept"])

@@ -4,9 +4,10 @@
 Django checks a connection kept from an earlier request with a ``SELECT 1`` before the
 request's first statement (``CONN_HEALTH_CHECKS``) and opens a new one when that fails. When
 the posting's own statement is the request's first, it is the check instead
-(``health.first_statement_checks``): found closed, the posting is made again on a new connection,
-by the engine. A connection lost later is an error, never a second posting. The test client
-leaves out what Django does as a request starts, so ``_new_request`` does it.
+(``health.first_statement_checks``): found closed, the request is made again on a new connection
+by the view (the one place a request is made again). A connection lost later is an error, never
+a second posting. The test client leaves out what Django does as a request starts, so
+``_new_request`` does it.
 
 Outside a test transaction (``transaction=True``), as a served request is, and on PostgreSQL
 only (the server ends a backend here)."""
@@ -71,7 +72,7 @@ def test_a_posting_on_a_connection_closed_since_the_last_request_is_posted_once_
     _terminate(old)
     response = book.pay(100, 5)
     assert response.status_code == 201, response.content
-    # no SELECT 1: the posting's first statement found it closed, and the engine made it again
+    # no SELECT 1: the posting's first statement found it closed, and the view made it again
     assert checks == [] and len(attempts) == 2
     assert _backend_pid() != old
     assert book.available("@alice") == 894 and book.available("@bob") == 101

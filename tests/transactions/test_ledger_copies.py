@@ -1,4 +1,4 @@
-"""The ledger kept per process (``organizations.ledger_copies``, PostgreSQL): a POST to a posting
+"""The ledger kept per process (``transactions.copies``, PostgreSQL): a POST to a posting
 endpoint runs on the process's copy of its ledger, confirmed by the statement that locks its
 balances. Whatever changed meanwhile, the client sees what it would have seen had the ledger
 been read first, and nothing is written twice. Changes are made in plain SQL, as another
@@ -10,11 +10,11 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from ledgerproject import kept
 from ledgerproject.api.authentication import TokenPrincipal
-from organizations import ledger_copies
 from organizations.models import ApiToken
-from organizations.selectors import ledger_lookup
 from tests.conftest import Api, assert_error, make_token
+from transactions import copies
 from transactions.models import Transaction
 
 pytestmark = [
@@ -46,6 +46,13 @@ def warm(book):
     book.fund("@alice", 1_000)
     assert book.pay(1, 0).status_code == 201
     return book
+
+
+@pytest.fixture
+def copies_allowed():
+    """Copies used here, as inside an API request (``kept.allowed``)."""
+    with kept.allowed():
+        yield
 
 
 def _revoke(book) -> None:
@@ -108,18 +115,16 @@ def test_a_token_kept_again_by_another_thread_is_not_trusted_when_read_again(war
     """Review finding: reading the token again after a changed copy went back to the
     process's copies, which another thread may have filled meanwhile with the token as it
     was before the change."""
-    from ledgerproject.api import authentication
-
-    stale = authentication.kept_tokens.items()
+    stale = copies.kept_tokens.items()
     assert stale
-    forget = authentication.forget_token
+    forget = copies.forget_token
 
     def forget_then_kept_again(prefix: str) -> None:
         forget(prefix)
         for key, entry in stale:
-            authentication.kept_tokens.put(key, entry)
+            copies.kept_tokens.put(key, entry)
 
-    monkeypatch.setattr(authentication, "forget_token", forget_then_kept_again)
+    monkeypatch.setattr(copies, "forget_token", forget_then_kept_again)
     before = Transaction.objects.count()
     _revoke(warm)
     assert warm.post(PAY).status_code == 401
@@ -172,36 +177,38 @@ def test_a_change_elsewhere_while_posting_on_a_copy_posts_once(warm):
     assert warm.available("@bob") == 1 + 10
 
 
-def test_a_copy_no_statement_confirmed_is_confirmed_by_one_of_its_own(warm):
+def test_a_copy_no_statement_confirmed_is_confirmed_by_one_of_its_own(warm, copies_allowed):
     """What the engine runs before a write, and the view before an answer that wrote nothing,
     when no locking statement confirmed the copy."""
     token = ApiToken.objects.get(name="root")
     _, _, _, organization_id, _, ledger_id = warm.url.split("/")
-    _, epoch = ledger_lookup(TokenPrincipal(token, ()), organization_id, ledger_id)
+    _, epoch = copies.ledger_lookup(TokenPrincipal(token, ()), organization_id, ledger_id)
     principal = TokenPrincipal(token, (), epoch=epoch)
-    _, copy = ledger_copies.copy_of(principal, organization_id, ledger_id)
-    ledger_copies.confirm_now(copy)  # the epoch has not moved
-    assert not ledger_copies.unconfirmed(copy)
-    _, copy = ledger_copies.copy_of(principal, organization_id, ledger_id)
+    _, copy = copies.copy_of(principal, organization_id, ledger_id)
+    copies.confirm_now(copy)  # the epoch has not moved
+    assert not copies.unconfirmed(copy)
+    _, copy = copies.copy_of(principal, organization_id, ledger_id)
     make_token("moves-the-epoch")
-    with pytest.raises(ledger_copies.CopyChanged):
-        ledger_copies.confirm_now(copy)
-    assert ledger_copies.copy_of(principal, organization_id, ledger_id) is None  # dropped
+    with pytest.raises(copies.CopyChanged):
+        copies.confirm_now(copy)
+    assert copies.copy_of(principal, organization_id, ledger_id) is None  # dropped
 
 
-def test_a_copy_is_found_by_any_spelling_of_its_ids_and_never_by_a_malformed_one(warm):
+def test_a_copy_is_found_by_any_spelling_of_its_ids_and_never_by_a_malformed_one(
+    warm, copies_allowed
+):
     """The path's ids are parsed as UUIDs (the parsing kept for the paths seen last): another
     spelling of the same ids finds the same copy, a malformed or overlong one none, and a
     posting through such a path answers as the ordinary path does."""
     token = ApiToken.objects.get(name="root")
     _, _, _, organization_id, _, ledger_id = warm.url.split("/")
-    _, epoch = ledger_lookup(TokenPrincipal(token, ()), organization_id, ledger_id)
+    _, epoch = copies.ledger_lookup(TokenPrincipal(token, ()), organization_id, ledger_id)
     principal = TokenPrincipal(token, (), epoch=epoch)
-    _, copy = ledger_copies.copy_of(principal, organization_id, ledger_id)
-    _, same = ledger_copies.copy_of(principal, organization_id.upper(), "{" + ledger_id + "}")
+    _, copy = copies.copy_of(principal, organization_id, ledger_id)
+    _, same = copies.copy_of(principal, organization_id.upper(), "{" + ledger_id + "}")
     assert same.pk == copy.pk and same.organization_id == copy.organization_id
-    assert ledger_copies.copy_of(principal, organization_id, "not-a-uuid") is None
+    assert copies.copy_of(principal, organization_id, "not-a-uuid") is None
     dashed = "--".join(ledger_id.replace("-", ""))  # a UUID still, in 94 characters
-    assert ledger_copies.copy_of(principal, organization_id, dashed) is None
+    assert copies.copy_of(principal, organization_id, dashed) is None
     path = warm.url.rsplit("/", 1)[0] + "/not-a-uuid/transactions"
     assert_error(warm.api.post(path, PAY), 404, "0007")

@@ -20,6 +20,7 @@ from django.apps import apps
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
+from ledgerproject.db import by_database
 from ledgerproject.tenancy import (
     COORDINATOR_TABLES,
     ORGANIZATION,
@@ -70,7 +71,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if connection.vendor != "postgresql" or not _has_citus():
+        if not _has_citus():
             raise CommandError(
                 "This database has no Citus extension: distribute runs on a Citus coordinator "
                 "(CREATE EXTENSION citus, then add the workers with citus_add_node)."
@@ -137,10 +138,17 @@ class Command(BaseCommand):
         )
 
 
-def _has_citus() -> bool:
+def _has_citus_postgresql() -> bool:
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1 FROM pg_extension WHERE extname = 'citus'")
         return cursor.fetchone() is not None
+
+
+def _has_citus_sqlite() -> bool:
+    return False
+
+
+_has_citus = by_database(postgresql=_has_citus_postgresql, sqlite=_has_citus_sqlite)
 
 
 def _citus_tables() -> set[str]:
