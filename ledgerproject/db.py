@@ -5,6 +5,7 @@ migrations load, and the abstract model bases of every tenant resource."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import re
 import uuid
@@ -40,8 +41,7 @@ def by_database(*, postgresql: Callable[P, R], sqlite: Callable[P, R]) -> Callab
             chosen.append(postgresql if postgres else sqlite)
         return chosen[0](*args, **kwargs)
 
-    call.__doc__ = postgresql.__doc__
-    return call
+    return functools.wraps(postgresql)(call)
 
 
 class AmountField(models.Field):

@@ -56,8 +56,6 @@ def ledger_get(organization: Organization, ledger_id: Any) -> Ledger:
     return ledger
 
 
-# One row whatever happens: the ledger (NULLs when it is missing or out of the token's reach)
-# and the authentication epoch (``AuthEpoch``), which confirms a token kept in memory.
 # The ledger, its organization's path and the authentication epoch, in one row even when there
 # is no such ledger (the epoch is still read); the token's reach applied inside (a limited
 # token reaches the subtrees of its organizations: a path that begins with one of theirs).
@@ -125,17 +123,6 @@ def ledger_missing(principal: Any, organization_id: Any, ledger_id: Any) -> Ledg
     organization_get_for(principal, organization_id)
     parse_id(ledger_id, "ledger")
     return not_found("ledger")
-
-
-def ledger_get_for(
-    principal: Any, organization_id: Any, ledger_id: Any
-) -> tuple[Organization, Ledger]:
-    """The organization and ledger of a path in one query, the token's reach applied in it;
-    a miss answers 404 (``ledger_missing``)."""
-    found, _ = ledger_lookup(principal, organization_id, ledger_id)
-    if found is None:
-        raise ledger_missing(principal, organization_id, ledger_id)
-    return found
 
 
 def account_by_alias(ledger: Ledger, alias: str) -> Account:

@@ -1,8 +1,11 @@
 """What a process keeps from one request for the next, in one place: API tokens, ledgers (with
 their organization's path), templates and accounts. Each kind is a ``kept.Kept`` of its own and
 a wrapper around the lookup it saves: ``token_of`` around ``selectors.token_lookup``,
-``ledger_lookup`` and ``copy_of`` around ``selectors.ledger_lookup``, ``KeptLookups`` around
-the posting's ``PostingLookups``.
+``read_ledger`` and ``copy_of`` around ``selectors.ledger_lookup``, and ``KeptLookups``, a
+``PostingLookups`` whose hooks answer from the copies and confirm them. They live in the
+domain's top app because the rule that confirms them spans every kind (the statement that
+locks a posting's balances confirms the token's and ledger's epoch and the templates); the API
+layer (authentication, ``ScopedAPIView``) calls it.
 
 Copies are kept on PostgreSQL only, where triggers move the authentication epoch with every
 change to a token or an organization, whatever made it; and they are used only inside
@@ -13,7 +16,7 @@ The one rule, for every kind: a copy is never trusted alone.
 
 - A token copy serves only a view that reads the epoch again before doing anything (a view
   under a ledger: its ledger statement reads it); an epoch that moved sends the request back
-  to the token's own row (``ScopedAPIView``).
+  to the token's own row (``ScopedAPIView._read_again``), before anything else is done.
 - A ledger copy serves only a single posting with no idempotency key (it writes nothing before
   its locking statement: ``transactions.views.PostsFromCopies``), whose token is a copy read at
   the same epoch and reaches the ledger's organization.
@@ -23,10 +26,11 @@ The one rule, for every kind: a copy is never trusted alone.
   (``FRESH_TEMPLATES``), each account's own row.
 - Nothing is written or answered from a copy that this statement, or one of its own, has not
   confirmed (``confirm_now``, before a write or an answer made without the locking statement).
-- A token, ledger or template found changed, like a kept connection found closed by the
-  posting's first statement (``health.ConnectionGone``), is forgotten and raises ``kept.Stale``
-  before anything is written: the request is made again, once, the ordinary way and without
-  copies (``ScopedAPIView.handle_exception``, the one place anything is made again). An account
+- A ledger copy (with the token it was used with) or a template found changed by a posting,
+  like a kept connection found closed by its first statement (``health.ConnectionGone``), is
+  forgotten and raises ``kept.Stale`` before the posting's transaction commits (it rolls
+  back): the request is made again, once, the ordinary way and without copies
+  (``ScopedAPIView.handle_exception``, the one place anything is made again). An account
   found changed needs no second attempt: the posting is checked with the row the locking
   statement read (``run.Run.lock``).
 """
@@ -52,6 +56,7 @@ from transactions.lookups import (
     ACCOUNT_PART,
     BALANCE_PART,
     LOCK_ACCOUNTS_FROM,
+    LOCK_ACCOUNTS_SQL,
     PostingLookups,
 )
 
@@ -126,10 +131,11 @@ class _Ledger:
 kept_ledgers: Kept[tuple[uuid.UUID, uuid.UUID], _Ledger] = Kept(SIZE)
 
 
-def ledger_lookup(
+def read_ledger(
     principal: Any, organization_id: Any, ledger_id: Any
 ) -> tuple[tuple[Organization, Ledger] | None, int | None]:
-    """``selectors.ledger_lookup``, the ledger kept if it is active and the epoch is real."""
+    """``selectors.ledger_lookup``; the ledger read is kept if it is active and the epoch is
+    real."""
     found, epoch = selectors.ledger_lookup(principal, organization_id, ledger_id)
     if found is not None and epoch is not None and kept.in_use():
         organization, ledger = found
@@ -235,9 +241,9 @@ CONFIRMING_LOCK_SQL = {
         LOCK_ACCOUNTS_FROM,
         extra=[*(CONFIRM_COLUMNS if copy else ()), *([FRESH_TEMPLATES] * templates)],
     )
-    for templates in (False, True)
-    for copy in (False, True)
+    for templates, copy in ((False, True), (True, False), (True, True))
 }
+CONFIRMING_LOCK_SQL[False, False] = LOCK_ACCOUNTS_SQL
 # The templates and accounts postings read, as they read them (``lookups.POSTING_ACCOUNT_FIELDS``).
 kept_templates: Kept[tuple[uuid.UUID, str], TransactionTemplate] = Kept(SIZE)
 kept_accounts: Kept[tuple[uuid.UUID, str], Account] = Kept(65536)
@@ -258,8 +264,9 @@ def on_copy(ledger: Ledger) -> bool:
 
 
 class KeptLookups(PostingLookups):
-    """``PostingLookups`` on the process's copies: templates and accounts answered from them,
-    and confirmed by the statement that locks the balances, with the ledger copy."""
+    """``PostingLookups`` on the process's copies, through its hooks: templates and accounts
+    answered from them, and confirmed by the statement that locks the balances, with the ledger
+    copy."""
 
     def __init__(self, ledger: Ledger) -> None:
         super().__init__(ledger)
@@ -278,7 +285,7 @@ class KeptLookups(PostingLookups):
                 if (template := self.templates[code]) is not None:
                     kept_templates.put((self.ledger.pk, code), template)
 
-    def cached_accounts(self, aliases: Iterable[str]) -> bool:
+    def accounts_from_copies(self, aliases: Iterable[str]) -> bool:
         """Take the accounts with these aliases from the copies when every one is there: the
         posting is then checked and prepared before its locks, and the locking statement reads
         them again. False, and nothing taken, when one is missing."""

@@ -156,7 +156,7 @@ class PostingLookups:
         named = ArrayParam(sorted(wanted), "varchar")
         self._keep(ACCOUNTS_SQL.fetch([self.organization_id, self.ledger.pk, named]))
 
-    def cached_accounts(self, aliases: Iterable[str]) -> bool:
+    def accounts_from_copies(self, aliases: Iterable[str]) -> bool:
         """Whether the accounts with these aliases were taken from the process's copies, to
         check and prepare a posting before its locks: no copies here (``KeptLookups``)."""
         return False
@@ -168,9 +168,9 @@ class PostingLookups:
         ``locked`` and lock their balances; read those with the aliases only in ``read`` too
         (no lock: an account whose balance the postings leave alone). Of several accounts with
         one alias the active one wins. Answers the locked balances by account id, and whether
-        the accounts read are the ones already held (``cached_accounts``): if not, they replace
-        them. On PostgreSQL the locked ones are one statement, which also checks the cached
-        templates (``TemplatesChanged``); on SQLite the accounts, then ``lock_balances``."""
+        the accounts read are the ones already held (``accounts_from_copies``): if not, they
+        replace them. On PostgreSQL the locked ones are one statement (which also confirms the
+        copies a ``KeptLookups`` ran on); on SQLite the accounts, then ``lock_balances``."""
         to_lock = set(locked)
         wanted = to_lock | set(read)
         held = {alias: self.accounts.get(alias) for alias in wanted}

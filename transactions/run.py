@@ -136,7 +136,7 @@ class Run:
         refused nothing (a refusal is never answered from a copy: what it refused is
         forgotten) and the statement that locks the balances reads the very same accounts
         (``lock``)."""
-        if not self.lookups.cached_accounts(self.aliases()):
+        if not self.lookups.accounts_from_copies(self.aliases()):
             return
         before = set(self.refused)
         self.prepare()
@@ -150,8 +150,8 @@ class Run:
 
     def lock(self) -> None:
         """Inside the database transaction, after the keys: the planned items' accounts read,
-        and the balances they change locked, in one statement (a cached template found
-        changed raises ``TemplatesChanged`` before anything is written); then the items
+        and the balances they change locked, in one statement (a kept template found changed
+        raises ``copies.TemplatesChanged``, and nothing is committed); then the items
         checked and prepared with the accounts read, unless they were before the locks with
         the same ones. Those checks come before the keys' refusals, as they would have had
         the accounts been read before the keys were taken: an item whose key was refused is

@@ -70,17 +70,17 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         prefix = split_prefix(raw)
         token: ApiToken | None = None
         paths: tuple[str, ...] = ()
-        cached_epoch: int | None = None  # set when the token is this process's copy
+        kept_epoch: int | None = None  # set when the token is this process's copy
         if prefix is not None:
             from_copy = not fresh and _verifies_epoch(request)
-            token, paths, cached_epoch = copies.token_of(prefix, from_copy=from_copy)
+            token, paths, kept_epoch = copies.token_of(prefix, from_copy=from_copy)
         if token is None or not secret_matches(raw, token.secret_hash):
             raise exceptions.AuthenticationFailed("The token is not valid.")
         if token.revoked_at is not None:
             raise exceptions.AuthenticationFailed("The token has been revoked.")
         if token.expires_at is not None and token.expires_at <= timezone.now():
             raise exceptions.AuthenticationFailed("The token has expired.")
-        return TokenPrincipal(token, paths, epoch=cached_epoch, prefix=prefix), token
+        return TokenPrincipal(token, paths, epoch=kept_epoch, prefix=prefix), token
 
     def reauthenticate(self, request: Request) -> TokenPrincipal:
         """The request's token read again from the database (its kept copy was stale, or

@@ -213,8 +213,11 @@ def declare_what_the_server_enforces(result: dict[str, Any], **kwargs: Any) -> d
             component["additionalProperties"] = False
             _strings_of(component)
     for cls in _subclasses(InputSerializer):
-        component = schemas.get(f"{cls.__name__}Request", {})
-        if cls.empty_is_none and "required" in component:
+        if not cls.empty_is_none:
+            continue
+        component = schemas.get(f"{cls.__name__}Request")
+        assert component is not None, f"no component {cls.__name__}Request"
+        if "required" in component:
             component["anyOf"] = [{"required": component.pop("required")}, {"maxProperties": 0}]
     for operations in result.get("paths", {}).values():
         for method, operation in operations.items():

@@ -84,20 +84,24 @@ class ScopedAPIView(APIView):
             copy = copies.copy_of(self.principal, *ids)
             if copy is not None:
                 return copy
-        found, current = copies.ledger_lookup(self.principal, *ids)
+        found, current = copies.read_ledger(self.principal, *ids)
         if epoch is not None and current != epoch:
             return self._read_again(request, ids)
         self.principal.unconfirmed_epoch = None
-        if found is None:
-            raise ledger_missing(self.principal, *ids)
-        return found
+        return self._found(found, ids)
 
     def _read_again(self, request: Request, ids: tuple[Any, Any]) -> tuple[Organization, Ledger]:
         """The token read again from the database (its permissions checked again), then the
         path's organization and ledger with it."""
         self.principal = BearerTokenAuthentication().reauthenticate(request)
         self.check_permissions(request)
-        found, _ = copies.ledger_lookup(self.principal, *ids)
+        found, _ = copies.read_ledger(self.principal, *ids)
+        return self._found(found, ids)
+
+    def _found(
+        self, found: tuple[Organization, Ledger] | None, ids: tuple[Any, Any]
+    ) -> tuple[Organization, Ledger]:
+        """The ledger read, or which of the path's two is missing (404)."""
         if found is None:
             raise ledger_missing(self.principal, *ids)
         return found
@@ -128,10 +132,11 @@ class ScopedAPIView(APIView):
             return super().handle_exception(exc)
 
     def handle_exception(self, exc: Exception) -> Response:
-        """Something a posting on copies ran on was stale (its transaction was rolled back
-        before any write): the request again, the ordinary way. The one place a request or a
-        posting is made again."""
-        if isinstance(exc, kept.Stale) and kept.in_use():
+        """Something a posting on copies ran on was stale (its transaction rolled back, nothing
+        committed): the request again, the ordinary way. The one place a request or a posting
+        is made again. Safe because a view under a ledger writes only through the engine, in
+        one database transaction, and every ``Stale`` is raised before it commits."""
+        if isinstance(exc, kept.Stale) and kept.in_use() and hasattr(self, "ledger"):
             return self._without_copies()
         return super().handle_exception(exc)
 

@@ -55,3 +55,18 @@ def test_a_balance_back_at_zero_keeps_its_scale(book):
     book.fund("@bob", 300)
     book.pay(300, 0, source="@bob", destination="@alice")
     assert book.balance("@bob") == {"available": 0, "onHold": 0, "scale": 2}
+
+
+def test_an_overdraft_limit_is_sent_whole(book):
+    """Both its fields, on create and in a PATCH alike: a missing one is 400 0009, named."""
+    carol = book.account("@carol", overdraftLimit={"amount": 2500, "scale": 2})
+    url = f"{book.url}/accounts/{carol['id']}"
+    for body in ({"amount": 5}, {}):
+        for answer in (
+            book.api.patch(url, {"overdraftLimit": body}),
+            book.api.post(f"{book.url}/accounts", {"assetCode": "BRL", "overdraftLimit": body}),
+        ):
+            assert answer.status_code == 400, answer.content
+            assert answer.json()["code"] == "0009"
+            assert "overdraftLimit.scale" in answer.json()["fields"]
+    assert book.api.get(url).json()["overdraftLimit"] == {"amount": 2500, "scale": 2}

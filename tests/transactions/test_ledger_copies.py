@@ -182,7 +182,7 @@ def test_a_copy_no_statement_confirmed_is_confirmed_by_one_of_its_own(warm, copi
     when no locking statement confirmed the copy."""
     token = ApiToken.objects.get(name="root")
     _, _, _, organization_id, _, ledger_id = warm.url.split("/")
-    _, epoch = copies.ledger_lookup(TokenPrincipal(token, ()), organization_id, ledger_id)
+    _, epoch = copies.read_ledger(TokenPrincipal(token, ()), organization_id, ledger_id)
     principal = TokenPrincipal(token, (), epoch=epoch)
     _, copy = copies.copy_of(principal, organization_id, ledger_id)
     copies.confirm_now(copy)  # the epoch has not moved
@@ -202,7 +202,7 @@ def test_a_copy_is_found_by_any_spelling_of_its_ids_and_never_by_a_malformed_one
     posting through such a path answers as the ordinary path does."""
     token = ApiToken.objects.get(name="root")
     _, _, _, organization_id, _, ledger_id = warm.url.split("/")
-    _, epoch = copies.ledger_lookup(TokenPrincipal(token, ()), organization_id, ledger_id)
+    _, epoch = copies.read_ledger(TokenPrincipal(token, ()), organization_id, ledger_id)
     principal = TokenPrincipal(token, (), epoch=epoch)
     _, copy = copies.copy_of(principal, organization_id, ledger_id)
     _, same = copies.copy_of(principal, organization_id.upper(), "{" + ledger_id + "}")
