@@ -106,6 +106,12 @@ def _grouped_sums_sqlite(
 grouped_sums = by_database(postgresql=_grouped_sums_postgresql, sqlite=_grouped_sums_sqlite)
 
 
+def database_name() -> str:
+    """``postgresql`` or ``sqlite``, for what reports it (the health endpoint); code that needs
+    a form per database uses ``by_database``."""
+    return str(connection.vendor)
+
+
 def _snapshot_postgresql() -> None:
     with connection.cursor() as cursor:
         cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")

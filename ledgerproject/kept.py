@@ -39,7 +39,7 @@ _allowed: ContextVar[bool] = ContextVar("copies_allowed", default=False)
 
 @contextlib.contextmanager
 def allowed(yes: bool = True) -> Iterator[None]:
-    """Copies may be used inside this block (or, ``allowed(False)``, may not). Only a caller
+    """Copies may be used inside this block (or, ``allowed(yes=False)``, may not). Only a caller
     that makes its work again on ``Stale`` opens one: an API request (``ScopedAPIView``), on its
     first attempt. The back office and the commands read from the database."""
     token = _allowed.set(yes)

@@ -27,6 +27,7 @@ from ledgerproject.api.authentication import (
 from ledgerproject.api.filters import known_filters, refuse_empty_values, run_filterset
 from ledgerproject.api.pagination import KeysetPage
 from ledgerproject.api.serializers import InputSerializer, validated
+from ledgerproject.db import database_name
 from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.models import Ledger, Organization
 from organizations.selectors import (
@@ -123,7 +124,7 @@ class ScopedAPIView(APIView):
         self.ledger.copy_check = None  # type: ignore[attr-defined]
         request = self.request
         try:
-            with kept.allowed(False):
+            with kept.allowed(yes=False):
                 ids = self.kwargs["organization_id"], self.kwargs["ledger_id"]
                 self.organization, self.ledger = self._read_again(request, ids)
                 handler = getattr(self, str(request.method).lower())
@@ -290,9 +291,9 @@ def health(request: HttpRequest) -> JsonResponse:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
             cursor.fetchone()
-        return JsonResponse({"status": "ok", "database": connection.vendor})
+        return JsonResponse({"status": "ok", "database": database_name()})
     except Exception:  # noqa: BLE001 - any database failure is "unavailable"
-        return JsonResponse({"status": "unavailable", "database": connection.vendor}, status=503)
+        return JsonResponse({"status": "unavailable", "database": database_name()}, status=503)
 
 
 __all__ = ["CollectionView", "ItemView", "ScopedAPIView", "health", "parse_id"]

@@ -99,7 +99,7 @@ def test_it_refuses_bad_limits(book):
     url = _account_url(book, "@alice")
     assert_error(api_patch(book, url, {"amount": -1, "scale": 2}), 400, "0047")
     assert_error(api_patch(book, url, {"amount": 1, "scale": 19}), 400, "0047")
-    assert_error(api_patch(book, url, {"amount": 1}), 400, "0047")
+    assert_error(api_patch(book, url, {"amount": 1}), 400, "0009")  # sent whole, as on create
     assert_error(api_patch(book, url, {"amount": "1", "scale": 0}), 400, "0047")
     external = book.api.get(f"{book.url}/accounts", {"alias": "@external/BRL"}).json()[0]
     assert external["overdraftLimit"] is None
