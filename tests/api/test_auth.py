@@ -85,6 +85,31 @@ def test_it_keeps_a_limited_token_inside_its_organizations(api, organization):
     assert api.get(f"/v1/organizations/{other['id']}").json()["legalName"] == "Other"
 
 
+def test_a_limited_token_reaches_the_ledgers_of_its_organizations_subtrees(api, organization):
+    """The ledger's path is resolved in one statement that reads the token's organizations
+    (``selectors.ledger_lookup``): a ledger of its organization and of a child's is found, one of
+    another organization is not (a path ends with ``/``, so no organization's path begins with
+    another's unless it is a descendant)."""
+    child = api.post(
+        "/v1/organizations",
+        {"legalName": "Child", "legalDocument": "3", "parentOrganizationId": organization["id"]},
+    ).json()
+    other = api.post("/v1/organizations", {"legalName": "Other", "legalDocument": "2"}).json()
+    ledgers = {
+        name: api.post(f"/v1/organizations/{org['id']}/ledgers", {"name": name}).json()
+        for name, org in (("own", organization), ("child", child), ("other", other))
+    }
+    limited = Api(make_token("limited", organization_ids=[organization["id"]]))
+    for name in ("own", "child"):
+        ledger = ledgers[name]
+        url = f"/v1/organizations/{ledger['organizationId']}/ledgers/{ledger['id']}"
+        assert limited.get(url).json()["id"] == ledger["id"]
+        assert limited.get(f"{url}/accounts").status_code == 200
+    ledger = ledgers["other"]
+    url = f"/v1/organizations/{other['id']}/ledgers/{ledger['id']}"
+    assert_error(limited.get(f"{url}/accounts"), 404, "0007")
+
+
 def test_it_lets_only_an_unlimited_token_create_a_top_level_organization(api, organization):
     limited = Api(make_token("limited", organization_ids=[organization["id"]]))
     assert_error(
