@@ -98,7 +98,7 @@ def test_no_migration_is_built_from_another_migration():
 
 def test_functions_and_triggers_live_in_sql_files():
     """SQL that matters (a function, a trigger) is a file of ``<app>/sql/`` that migrations
-    load by name (``ledgerproject.db.postgresql_sql_files``), never a string in a migration."""
+    load by name (``migration_ops.postgresql_sql_files``), never a string in a migration."""
     inline = [
         str(path.relative_to(ROOT))
         for path in _migrations()
@@ -200,11 +200,16 @@ def test_no_private_name_of_a_library_is_used():
 
 # The modules that read which database they run on (``.vendor``): ``ledgerproject/db.py``, where
 # ``by_database`` chooses the form of a function once (and the amount column's type follows the
-# field API's connection); the tenant keys' migration operation, which changes the schema the
-# way each database's schema editor can; the system check, which checks each configured
-# database by its alias. Everything else calls a function with a form per database (or, to
-# report it, ``db.database_name``).
-ASKS_WHICH_DATABASE = {"ledgerproject/db.py", "ledgerproject/tenancy.py", "ledgerproject/checks.py"}
+# field API's connection); the migration operations (``migration_ops``, and the tenant keys'
+# in ``tenancy``), which change the schema the way each database's schema editor can; the
+# system check, which checks each configured database by its alias. Everything else calls a
+# function with a form per database (or, to report it, ``db.database_name``).
+ASKS_WHICH_DATABASE = {
+    "ledgerproject/db.py",
+    "ledgerproject/migration_ops.py",
+    "ledgerproject/tenancy.py",
+    "ledgerproject/checks.py",
+}
 
 
 def test_one_module_chooses_between_the_databases():

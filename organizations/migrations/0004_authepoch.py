@@ -6,7 +6,7 @@ after a rollback. The SQL: organizations/sql/."""
 
 from django.db import migrations, models
 
-from ledgerproject.db import postgresql_sql_files
+from ledgerproject.migration_ops import postgresql_sql_files
 
 
 def the_row(apps, schema_editor):

@@ -2,13 +2,13 @@
 (a posting inserts a transaction and its operations), and PostgreSQL's planner weighs each one
 on every statement it plans. The organization_id of every tenant table begins its primary key
 (organization_id, id); ledger_id begins each table's (ledger, created_at, id) index; a foreign
-key keeps its constraint (``ledgerproject.db.unindexed``). tests/transactions/test_indexes.py
+key keeps its constraint (``ledgerproject.migration_ops.unindexed``). tests/transactions/test_indexes.py
 keeps it that way."""
 
 import django.db.models.deletion
 from django.db import migrations, models
 
-from ledgerproject.db import drop_field_index, unindexed
+from ledgerproject.migration_ops import drop_field_index, unindexed
 
 
 class Migration(migrations.Migration):

@@ -10,7 +10,7 @@ page, not down to about 2 KB as before."""
 
 from django.db import migrations
 
-from ledgerproject.db import rows_kept_whole
+from ledgerproject.migration_ops import rows_kept_whole
 
 
 class Migration(migrations.Migration):

@@ -10,7 +10,7 @@ import re
 import pytest
 from django.db import connection
 
-from ledgerproject.db import current_sql
+from ledgerproject.migration_ops import current_sql
 from organizations.models import Balance
 from outbox.events import EVENT_COLUMNS
 from outbox.models import Event

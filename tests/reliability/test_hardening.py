@@ -346,7 +346,7 @@ def _constant_strings(tree: ast.Module) -> set[str]:
 # every ``Select(...)`` below) with the model's column names, from Django's model metadata.
 # And the tenant keys' DDL, which Django's schema editor composes from the models' metadata and
 # the catalog's names (``tenancy._ddl``), and the migrations' PostgreSQL-only SQL, a module
-# constant of each migration (``db.postgresql_only``).
+# constant of each migration (``migration_ops.postgresql_only``).
 # ``db.bind_arrays`` adds to a statement only placeholders and a cast from a fixed list
 # (``db.ArrayParam`` refuses any other), so ``execute(*bind_arrays(sql, ...))`` is judged by
 # its ``sql``.
@@ -355,7 +355,7 @@ COMPOSED = {
     ("ledgerproject/localdev.py", "sql.SQL('CREATE DATABASE {}').format(sql.Identifier(name))"),
     ("ledgerproject/rows.py", "self.sql"),
     ("ledgerproject/tenancy.py", "statement"),
-    ("ledgerproject/db.py", "sql"),
+    ("ledgerproject/migration_ops.py", "sql"),
     # The health check's execute wrapper passes on the statement Django hands it, unchanged.
     ("ledgerproject/health.py", "sql"),
 }

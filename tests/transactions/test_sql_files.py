@@ -8,7 +8,7 @@ import re
 import pytest
 from django.db import connection
 
-from ledgerproject.db import current_sql, sql_text
+from ledgerproject.migration_ops import current_sql, sql_text
 
 pytestmark = [
     pytest.mark.postgres,

@@ -4,7 +4,7 @@ flush deletes rows, which such a trigger would refuse.) The SQL: transactions/sq
 
 from django.db import migrations
 
-from ledgerproject.db import postgresql_sql_files
+from ledgerproject.migration_ops import postgresql_sql_files
 
 
 class Migration(migrations.Migration):

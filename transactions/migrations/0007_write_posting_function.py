@@ -17,7 +17,7 @@ changes one of the tables it writes installs a new version."""
 
 from django.db import migrations
 
-from ledgerproject.db import postgresql_sql_files
+from ledgerproject.migration_ops import postgresql_sql_files
 
 
 class Migration(migrations.Migration):

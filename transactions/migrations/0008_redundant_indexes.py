@@ -1,10 +1,10 @@
 """The indexes of these tables that only repeat the start of another, dropped as
-organizations/migrations/0006_redundant_indexes.py explains (``ledgerproject.db.unindexed``)."""
+organizations/migrations/0006_redundant_indexes.py explains (``ledgerproject.migration_ops.unindexed``)."""
 
 import django.db.models.deletion
 from django.db import migrations, models
 
-from ledgerproject.db import unindexed
+from ledgerproject.migration_ops import unindexed
 
 
 class Migration(migrations.Migration):

@@ -12,7 +12,7 @@ statement routed to the organization's worker."""
 
 from django.db import migrations
 
-from ledgerproject.db import postgresql_sql_files
+from ledgerproject.migration_ops import postgresql_sql_files
 
 
 class Migration(migrations.Migration):

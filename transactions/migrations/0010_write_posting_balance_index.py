@@ -12,7 +12,7 @@ balance silently. Any other posting runs the update of 0007 unchanged."""
 
 from django.db import migrations
 
-from ledgerproject.db import postgresql_sql_files
+from ledgerproject.migration_ops import postgresql_sql_files
 
 
 class Migration(migrations.Migration):

@@ -12,7 +12,7 @@ lists, which tests/performance/test_write_positions.py reads from the current fi
 
 from django.db import migrations
 
-from ledgerproject.db import postgresql_sql_files
+from ledgerproject.migration_ops import postgresql_sql_files
 
 
 class Migration(migrations.Migration):

@@ -9,7 +9,7 @@ function instead."""
 
 from django.db import migrations
 
-from ledgerproject.db import postgresql_sql_files
+from ledgerproject.migration_ops import postgresql_sql_files
 
 
 class Migration(migrations.Migration):

@@ -10,7 +10,7 @@ where the write answers false and the guard's refusal is explained as before.
 
 from django.db import migrations
 
-from ledgerproject.db import postgresql_sql_files
+from ledgerproject.migration_ops import postgresql_sql_files
 
 
 class Migration(migrations.Migration):

@@ -4,7 +4,7 @@ answers false when its guard does not hold, as ``ledger_write_posting`` always d
 
 from django.db import migrations
 
-from ledgerproject.db import postgresql_sql_files
+from ledgerproject.migration_ops import postgresql_sql_files
 
 
 class Migration(migrations.Migration):

@@ -5,7 +5,7 @@ the organization). One body for every posting: no separate form for the usual on
 
 from django.db import migrations
 
-from ledgerproject.db import postgresql_sql_files
+from ledgerproject.migration_ops import postgresql_sql_files
 
 
 class Migration(migrations.Migration):
