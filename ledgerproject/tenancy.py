@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import models
-from django.db.backends.ddl_references import Columns, ForeignKeyName, Statement, Table
+from django.db import DatabaseError, models
+from django.db.backends.ddl_references import Columns, Statement, Table
+from django.db.backends.utils import truncate_name
 from django.db.migrations.operations.base import Operation
 from django.db.models.expressions import Col
 from django.db.models.lookups import Exact
@@ -86,20 +87,22 @@ def tenant_foreign_keys(model: type[models.Model]) -> list[models.ForeignKey]:
 class TenantKeysSchemaMixin:
     """For a backend's schema editor: tenant tables get the composite keys at creation, and a
     foreign key added to one is composite. (SQLite writes foreign keys inline, so its editor
-    also strips the one-column references Django writes and appends the composite ones.)"""
+    also strips the one-column references Django writes and appends the composite ones.) Only
+    the editor's public methods are overridden: ``column_sql``, ``table_sql`` and
+    ``add_field``."""
 
     composite_fks_inline = False
+    deferred_sql: list[Any]  # the editor's: statements run when it closes
 
-    def _iter_column_sql(self, column_db_type, params, model, field, *args: Any, **kwargs: Any):
-        parts = super()._iter_column_sql(  # type: ignore[misc]
-            column_db_type, params, model, field, *args, **kwargs
-        )
-        for part in parts:
-            if part == "PRIMARY KEY" and self._composite_primary_key(model):
-                continue
-            yield part
+    def column_sql(self, model, field, include_default=False):
+        sql, params = super().column_sql(model, field, include_default)  # type: ignore[misc]
+        if sql is not None and field.primary_key and self.composite_primary_key(model):
+            # The key is the table's, (organization_id, id): ``table_sql`` writes it.
+            assert " PRIMARY KEY" in sql, sql
+            sql = sql.replace(" PRIMARY KEY", "", 1)
+        return sql, params
 
-    def _composite_primary_key(self, model) -> bool:
+    def composite_primary_key(self, model) -> bool:
         """SQLite numbers rows only in a one-column ``INTEGER PRIMARY KEY``: there an
         auto-numbered tenant table (idempotency keys) keeps it, and carries the composite key
         as a unique constraint, which the foreign keys may reference all the same."""
@@ -116,12 +119,14 @@ class TenantKeysSchemaMixin:
             return sql, params
         quote = self.quote_name  # type: ignore[attr-defined]
         columns = f"({quote(ORGANIZATION)}, {quote(model._meta.pk.column)})"
-        if self._composite_primary_key(model):
+        if self.composite_primary_key(model):
             extra = [f"PRIMARY KEY {columns}"]
         else:  # named: Django's SQLite introspection misreads an unnamed table constraint
             name = quote(model._meta.db_table.removeprefix("new__") + "_tenant_key")
             extra = [f"CONSTRAINT {name} UNIQUE {columns}"]
-        if self.composite_fks_inline:
+        if not self.composite_fks_inline:
+            self.composite_foreign_keys_later(model, tenant_foreign_keys(model))
+        else:
             for field in tenant_foreign_keys(model):
                 inline = " " + self.sql_create_inline_fk % {  # type: ignore[attr-defined]
                     "to_table": quote(field.target_field.model._meta.db_table),
@@ -138,50 +143,134 @@ class TenantKeysSchemaMixin:
         assert sql.endswith(")"), sql
         return sql[:-1] + ", " + ", ".join(extra) + ")", params
 
-    def _create_fk_sql(self, model, field, suffix):
-        if not is_tenant_foreign_key(model, field):
-            return super()._create_fk_sql(model, field, suffix)  # type: ignore[misc]
-        quote = self.quote_name  # type: ignore[attr-defined]
+    def composite_foreign_keys_later(self, model, fields: list[models.ForeignKey]) -> None:
+        """Django has queued a one-column foreign key for each of these fields in
+        ``deferred_sql`` (run when the editor closes, once every table exists): each becomes
+        the composite one."""
         table = model._meta.db_table
-        to_table = field.target_field.model._meta.db_table
-        from_columns = [ORGANIZATION, field.column]
-        to_columns = [ORGANIZATION, field.target_field.column]
-        return Statement(
-            self.sql_create_fk,  # type: ignore[attr-defined]
-            table=Table(table, quote),
-            name=ForeignKeyName(
-                table,
-                from_columns,
-                to_table,
-                to_columns,
-                suffix,
-                lambda *a, **k: quote(self._create_index_name(*a, **k)),  # type: ignore[attr-defined]
-            ),
-            column=Columns(table, from_columns, quote),
-            to_table=Table(to_table, quote),
-            to_column=Columns(to_table, to_columns, quote),
-            deferrable=self.connection.ops.deferrable_sql(),  # type: ignore[attr-defined]
-        )
+        self.deferred_sql = [
+            statement
+            for statement in self.deferred_sql
+            if not (
+                isinstance(statement, Statement)
+                and statement.template == self.sql_create_fk  # type: ignore[attr-defined]
+                and any(statement.references_column(table, f.column) for f in fields)
+            )
+        ]
+        self.deferred_sql.extend(foreign_key_sql(self, model, f) for f in fields)
 
     def add_field(self, model, field):
-        if is_tenant_foreign_key(model, field) and self.composite_fks_inline:
-            # SQLite: a composite foreign key comes only with the table, remade with it.
-            return self._remake_table(model, create_field=field)  # type: ignore[attr-defined]
-        if is_tenant_foreign_key(model, field):
-            # Not inline: the deferred statement of ``_create_fk_sql`` is the composite one.
-            setattr(self, "sql_create_column_inline_fk", None)  # noqa: B010 - the instance's
-            try:
-                return super().add_field(model, field)  # type: ignore[misc]
-            finally:
-                delattr(self, "sql_create_column_inline_fk")
-        return super().add_field(model, field)  # type: ignore[misc]
+        if not is_tenant_foreign_key(model, field):
+            return super().add_field(model, field)  # type: ignore[misc]
+        if self.composite_fks_inline:
+            # SQLite: a composite foreign key comes only with the table, made again with it.
+            return remake_table(self, field.model, added=field)
+        # Not inline: Django queues the foreign key, which becomes the composite one.
+        setattr(self, "sql_create_column_inline_fk", None)  # noqa: B010 - the instance's
+        try:
+            super().add_field(model, field)  # type: ignore[misc]
+        finally:
+            delattr(self, "sql_create_column_inline_fk")
+        self.composite_foreign_keys_later(model, [field])
+
+
+def foreign_key_sql(schema_editor: Any, model: Any, field: Any) -> Statement:
+    """The statement that adds the field's foreign key: ``(organization_id, <x>_id)`` to a
+    tenant table, one column to any other. The name is the project's own, whatever made the
+    key before; nothing looks a key up by its name."""
+    quote = schema_editor.quote_name
+    table = model._meta.db_table
+    to_table = field.target_field.model._meta.db_table
+    columns = [field.column]
+    to_columns = [field.target_field.column]
+    if is_tenant_foreign_key(model, field):
+        columns, to_columns = [ORGANIZATION, *columns], [ORGANIZATION, *to_columns]
+    name = truncate_name(
+        f"{table}_{'_'.join(columns)}_fk", schema_editor.connection.ops.max_name_length()
+    )
+    return Statement(
+        schema_editor.sql_create_fk,
+        table=Table(table, quote),
+        name=quote(name),
+        column=Columns(table, columns, quote),
+        to_table=Table(to_table, quote),
+        to_column=Columns(to_table, to_columns, quote),
+        deferrable=schema_editor.connection.ops.deferrable_sql(),
+    )
+
+
+def constraint_names(schema_editor: Any, model: Any, kind: str, columns: list[str] | None = None):
+    """The names of the table's constraints of this kind (``"primary_key"``, ``"foreign_key"``),
+    on these columns when given, as the database's catalog lists them."""
+    connection = schema_editor.connection
+    with connection.cursor() as cursor:
+        found = connection.introspection.get_constraints(cursor, model._meta.db_table)
+    return [
+        name
+        for name, constraint in found.items()
+        if constraint[kind] and (columns is None or constraint["columns"] == columns)
+    ]
+
+
+def drop_constraint(schema_editor: Any, model: Any, name: str) -> None:
+    schema_editor.execute(
+        schema_editor.sql_delete_constraint
+        % {
+            "table": schema_editor.quote_name(model._meta.db_table),
+            "name": schema_editor.quote_name(name),
+        }
+    )
+
+
+def remake_table(schema_editor: Any, model: Any, added: Any = None) -> None:
+    """SQLite: make the table again as the schema editor writes ``model`` (with ``added``, a
+    field it gains), keeping its rows, as SQLite's documented way to change what ``ALTER
+    TABLE`` cannot: rename the old table, create the new one, copy the rows, drop the old.
+    SQLite rewrites the references of other tables to a renamed one unless
+    ``legacy_alter_table`` is on (Django's editor has already turned the enforcement of
+    foreign keys off); with it, they keep naming the table, which is the new one."""
+    table = model._meta.db_table
+    old = f"{table}__old"
+    quote = schema_editor.quote_name
+    connection = schema_editor.connection
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = %s "
+            "AND sql IS NOT NULL",
+            [table],
+        )
+        indexes = [name for (name,) in cursor.fetchall()]
+        kept = [
+            column.name for column in connection.introspection.get_table_description(cursor, table)
+        ]
+    for name in indexes:  # an index's name is the schema's: the new table's take them again
+        schema_editor.execute(f"DROP INDEX {quote(name)}")
+    schema_editor.execute("PRAGMA legacy_alter_table = ON")
+    schema_editor.execute(f"ALTER TABLE {quote(table)} RENAME TO {quote(old)}")
+    schema_editor.execute("PRAGMA legacy_alter_table = OFF")
+    schema_editor.deferred_sql = [  # what was queued for the old table is queued again below
+        statement
+        for statement in schema_editor.deferred_sql
+        if not (isinstance(statement, Statement) and statement.references_table(table))
+    ]
+    schema_editor.create_model(model)
+    columns = ", ".join(quote(column) for column in kept)
+    into, values, params = columns, columns, []
+    if added is not None:
+        into += f", {quote(added.column)}"
+        values += ", %s"
+        params.append(schema_editor.effective_default(added))
+    schema_editor.execute(
+        f"INSERT INTO {quote(table)} ({into}) SELECT {values} FROM {quote(old)}", params
+    )
+    schema_editor.execute(f"DROP TABLE {quote(old)}")
 
 
 class TenantKeys(Operation):
     """Give every tenant table of a database created before the composite keys, keeping its
     rows: a no-op where they are already there (a database created since, by the backends'
     editors). PostgreSQL changes the constraints in place; SQLite, which cannot alter a primary
-    key, remakes each table (Django's own copy-and-rename, with the editor above)."""
+    key, makes each table again (``remake_table``)."""
 
     reversible = False
     reduces_to_sql = False
@@ -196,31 +285,22 @@ class TenantKeys(Operation):
         }
         tenant_models = [models_by_table[table] for table in TENANT_TABLES]
         connection = schema_editor.connection
-        if connection.vendor == "sqlite":
-            for model in tenant_models:
-                if not _has_tenant_key(connection, model):
-                    schema_editor._remake_table(model)
-            return
         single = [m for m in tenant_models if not _has_tenant_key(connection, m)]
         if not single:
+            return
+        if schema_editor.composite_fks_inline:
+            for model in single:
+                remake_table(schema_editor, model)
             return
         # The one-column foreign keys between tenant tables go first: they hold the old keys.
         for model in tenant_models:
             for field in tenant_foreign_keys(model):
-                for name in schema_editor._constraint_names(
-                    model, [field.column], foreign_key=True
-                ):
-                    _ddl(
-                        schema_editor,
-                        schema_editor._delete_constraint_sql(
-                            schema_editor.sql_delete_fk, model, name
-                        ),
-                    )
+                for name in constraint_names(schema_editor, model, "foreign_key", [field.column]):
+                    drop_constraint(schema_editor, model, name)
         for model in single:
-            for name in schema_editor._constraint_names(model, primary_key=True):
-                _ddl(schema_editor, schema_editor._delete_primary_key_sql(model, name))
-            _ddl(
-                schema_editor,
+            for name in constraint_names(schema_editor, model, "primary_key"):
+                drop_constraint(schema_editor, model, name)
+            schema_editor.execute(
                 schema_editor.sql_create_pk
                 % {
                     "table": schema_editor.quote_name(model._meta.db_table),
@@ -237,22 +317,13 @@ class TenantKeys(Operation):
         return "Composite (organization_id, id) keys on the tenant tables"
 
 
-def _ddl(schema_editor: Any, statement: Any) -> None:
-    """Run a DDL statement that Django's schema editor composed from the models' metadata and
-    the database's own catalog (table, column and constraint names; never a request's input)."""
-    schema_editor.execute(statement)
-
-
 def drop_foreign_keys(schema_editor: Any, models_: list[Any]) -> None:
     """Drop every foreign key of these tenant tables (``manage.py distribute``: Citus refuses a
     key between a table it manages and one it does not yet; ``ensure_foreign_keys`` puts them
     back)."""
     for model in models_:
-        for name in schema_editor._constraint_names(model, foreign_key=True):
-            _ddl(
-                schema_editor,
-                schema_editor._delete_constraint_sql(schema_editor.sql_delete_fk, model, name),
-            )
+        for name in constraint_names(schema_editor, model, "foreign_key"):
+            drop_constraint(schema_editor, model, name)
 
 
 def ensure_foreign_keys(schema_editor: Any, models_: list[Any]) -> None:
@@ -264,11 +335,8 @@ def ensure_foreign_keys(schema_editor: Any, models_: list[Any]) -> None:
             if not (isinstance(field, models.ForeignKey) and getattr(field, "db_constraint", True)):
                 continue
             columns = [ORGANIZATION, field.column] if field in composite else [field.column]
-            if not schema_editor._constraint_names(model, columns, foreign_key=True):
-                _ddl(
-                    schema_editor,
-                    schema_editor._create_fk_sql(model, field, "_fk_%(to_table)s_%(to_column)s"),
-                )
+            if not constraint_names(schema_editor, model, "foreign_key", columns):
+                schema_editor.execute(foreign_key_sql(schema_editor, model, field))
 
 
 def _has_tenant_key(connection, model) -> bool:
@@ -307,11 +375,28 @@ class TenantOneToOneField(_TenantJoin, models.OneToOneField):
 
 
 class TenantRow:
-    """For the tenant models: ``save()`` of an existing row names its organization in the
-    ``WHERE`` (Citus routes the ``UPDATE`` to the row's node) and never rewrites
-    ``organization_id``, which Citus refuses even unchanged, and which no row changes."""
+    """For the tenant models: ``save()`` of an existing row is one ``UPDATE`` that names its
+    organization in the ``WHERE`` (Citus routes it to the row's node) and never sets
+    ``organization_id``, which Citus refuses even unchanged, and which no row changes. A new
+    row is Django's own save. (No model of the project listens to the save signals.)"""
 
-    def _do_update(self, base_qs: Any, using: Any, pk_val: Any, values: Any, *rest: Any) -> Any:
-        values = [value for value in values if value[0].attname != ORGANIZATION]
-        base_qs = base_qs.filter(organization_id=self.organization_id)  # type: ignore[attr-defined]
-        return super()._do_update(base_qs, using, pk_val, values, *rest)  # type: ignore[misc]
+    def save(self, *, update_fields: Any = None, **kwargs: Any) -> None:
+        if self._state.adding or kwargs:  # type: ignore[attr-defined]
+            super().save(update_fields=update_fields, **kwargs)  # type: ignore[misc]
+            return
+        fields = [
+            field
+            for field in self._meta.concrete_fields  # type: ignore[attr-defined]
+            if not field.primary_key
+            and field.attname != ORGANIZATION
+            and (update_fields is None or {field.name, field.attname} & set(update_fields))
+        ]
+        if not fields:
+            return
+        values = {field.attname: field.pre_save(self, False) for field in fields}
+        rows = type(self)._default_manager.filter(  # type: ignore[attr-defined]
+            pk=self.pk,  # type: ignore[attr-defined]
+            organization_id=self.organization_id,  # type: ignore[attr-defined]
+        )
+        if rows.update(**values) != 1:
+            raise DatabaseError(f"{type(self).__name__} {self.pk} is not stored")  # type: ignore[attr-defined]

@@ -187,14 +187,14 @@ def service_form(
                     # Left empty, an optional field takes the service's default.
                     field.required = name in required
 
-        def _post_clean(self) -> None:
-            if create:
-                # The service validates and writes: no model validation of a half-made object.
-                if not self.errors:
-                    self._write(lambda: write(dict(self.cleaned_data)))
+        def full_clean(self) -> None:
+            super().full_clean()
+            if not self.is_bound or self.errors:
                 return
-            super()._post_clean()
-            if self.errors or not self.changed_data:
+            if create:
+                self._write(lambda: write(dict(self.cleaned_data)))
+                return
+            if not self.changed_data:
                 return
             model = self._meta.model
             own = {f.name for f in model._meta.concrete_fields}

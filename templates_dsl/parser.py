@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from sly import Parser
+from sly.lex import Token
 
 from templates_dsl import ast, limits
 from templates_dsl.errors import TemplateError, empty_template_error, position
@@ -115,16 +116,44 @@ def _join(parts: list[str]) -> str:
     return ", ".join(parts[:-1]) + " or " + parts[-1]
 
 
+class _Taken(Exception):
+    """A probe's token was taken (shifted, or reduced by): the parser has an action for it."""
+
+
+class _Refused(Exception):
+    def __init__(self, at_start: bool) -> None:
+        self.at_start = at_start
+
+
+class _Unread:
+    """The value of a probe's token: reading it means the parser has taken the token."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise _Taken
+
+
 class TemplateParser(Parser):
     tokens = TemplateLexer.tokens
     start = "template"
     track_positions = False
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, resume: tuple[list[Any], list[Any]] | None = None) -> None:
         self.text = text
+        # A probe (``_takes``) starts from a saved parser state instead of the first one.
+        self.resume = resume
+
+    def restart(self) -> None:
+        super().restart()
+        if self.resume is not None:
+            states, symbols = self.resume
+            self.statestack[:] = states
+            self.symstack[:] = symbols
+            self.state = states[-1]
 
     def error(self, token: Any) -> None:
-        expected = {t for t in self._lrtable.lr_action[self.state] if t != "error"}
+        if self.resume is not None:
+            raise _Refused(at_start=self.statestack == self.resume[0])
+        expected = self.expected()
         previous = self.symstack[-1].type if self.symstack else "$end"
         wanted = _describe_expected(expected, previous)
         if token is None:
@@ -135,6 +164,30 @@ class TemplateParser(Parser):
         if len(shown) > 40:
             shown = shown[:37] + "..."
         raise TemplateError.at(lexeme.span, f"unexpected '{shown}'; expected {wanted}")
+
+    def expected(self) -> set[str]:
+        """The tokens the parser has an action for where it stopped. SLY does not say, so each
+        token is tried from a copy of the parser's stacks (a few steps each, on the error path
+        only)."""
+        saved = (list(self.statestack), list(self.symstack))
+        return {name for name in (*TemplateLexer.tokens, "$end") if self._takes(saved, name)}
+
+    def _takes(self, saved: tuple[list[Any], list[Any]], name: str) -> bool:
+        probe = TemplateParser(self.text, resume=saved)
+        token = Token()
+        token.type, token.value = name, _Unread()
+
+        def tokens() -> Any:
+            yield token
+            raise _Taken  # the parser asked for the token after it
+
+        try:
+            probe.parse(iter(()) if name == "$end" else tokens())
+        except _Refused as refused:
+            return not refused.at_start
+        except (_Taken, TemplateError):  # a rule's own check: the parser reduced by it
+            return True
+        return True  # accepted: the end of the text
 
     @_("LPAREN TRANSACTION_TEMPLATE VERSION elements RPAREN")
     def template(self, p: Any) -> ast.Template:

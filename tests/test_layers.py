@@ -112,24 +112,6 @@ def test_functions_and_triggers_live_in_sql_files():
 
 # Django documents these of a model (the ``_meta`` API, ``_default_manager``, ``_state``).
 DOCUMENTED_PRIVATE = {"_meta", "_default_manager", "_state"}
-# Private names of libraries still used, each where no public way exists yet: a list to shrink,
-# never to grow. SLY has no public way to ask which tokens the parser expected; Django has no
-# composite foreign keys, which the tenant keys' schema editor makes with its helpers for the
-# names and texts of constraints.
-STILL_PRIVATE = {
-    ("templates_dsl/parser.py", "_lrtable"),
-    ("ledgerproject/tenancy.py", "_constraint_names"),
-    ("ledgerproject/tenancy.py", "_remake_table"),
-    ("ledgerproject/tenancy.py", "_delete_constraint_sql"),
-    ("ledgerproject/tenancy.py", "_delete_primary_key_sql"),
-    ("ledgerproject/tenancy.py", "_create_index_name"),
-    ("ledgerproject/tenancy.py", "_create_fk_sql"),
-    ("ledgerproject/tenancy.py", "_iter_column_sql"),
-    # Model.save's UPDATE names the organization (Citus routes it) and never rewrites it.
-    ("ledgerproject/tenancy.py", "_do_update"),
-    # The back office's forms write through the services where a ModelForm validates the model.
-    ("organizations/admin_tools.py", "_post_clean"),
-}
 
 
 def _project_files():
@@ -194,8 +176,7 @@ def test_no_private_name_of_a_library_is_used():
                 and getattr(value.func, "id", "") == "super"
             ):
                 found.add((where, name))
-    assert found - STILL_PRIVATE == set()
-    assert STILL_PRIVATE - found == set(), "gone: remove them from STILL_PRIVATE"
+    assert found == set()
 
 
 # The modules that read which database they run on (``.vendor``): ``ledgerproject/db.py``, where

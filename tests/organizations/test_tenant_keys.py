@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.apps import apps
 from django.core.management import call_command
-from django.db import connection, models
+from django.db import connection, migrations, models
 from django.db.backends.postgresql.schema import DatabaseSchemaEditor as StockPostgres
 from django.db.backends.sqlite3.schema import DatabaseSchemaEditor as StockSqlite
 
@@ -19,7 +19,10 @@ from ledgerproject.tenancy import (
     ORGANIZATION,
     TENANT_TABLES,
     TenantKeys,
-    is_tenant,
+    constraint_names,
+    drop_constraint,
+    drop_foreign_keys,
+    remake_table,
     tenant_foreign_keys,
 )
 from tests.transactions.conftest import Book, make_book
@@ -114,19 +117,35 @@ def test_every_foreign_key_between_tenant_tables_carries_the_organization(table)
 
 
 @pytest.mark.django_db(transaction=True)  # SQLite's editor runs outside a transaction only
-def test_a_foreign_key_added_to_a_tenant_table_is_composite():
-    operation = _model("transactions_operation")
-    field: models.ForeignKey = models.ForeignKey(
-        _model("organizations_portfolio"), null=True, on_delete=models.PROTECT
+def test_a_foreign_key_added_to_a_tenant_table_is_composite_and_the_rows_stay(api, ledger_url):
+    _funded_book(api, ledger_url)
+    before = _counts()
+    add = migrations.AddField(
+        "operation",
+        "portfolio_ref",
+        models.ForeignKey("organizations.portfolio", null=True, on_delete=models.PROTECT),
     )
-    field.set_attributes_from_name("portfolio_ref")
-    field.model = operation
-    with connection.schema_editor(collect_sql=True) as editor:
-        editor.add_field(operation, field)
-    sql = " ".join(editor.collected_sql)
-    assert '("organization_id", "portfolio_ref_id")' in sql, sql
-    assert 'REFERENCES "organizations_portfolio" ("organization_id", "id")' in sql, sql
-    assert is_tenant(operation)
+    old_state = _state()
+    new_state = old_state.clone()
+    add.state_forwards("transactions", new_state)
+    with connection.schema_editor() as editor:
+        add.database_forwards("transactions", editor, old_state, new_state)
+    try:
+        found = _foreign_keys("transactions_operation")
+        assert (
+            (ORGANIZATION, "portfolio_ref_id"),
+            "organizations_portfolio",
+            (ORGANIZATION, "id"),
+        ) in found
+        assert ((ORGANIZATION, "account_id"), "organizations_account", (ORGANIZATION, "id")) in (
+            found
+        )
+        assert _tenant_key("transactions_operation") == [ORGANIZATION, "id"]
+        assert _counts() == before
+    finally:
+        with connection.schema_editor() as editor:
+            add.database_backwards("transactions", editor, new_state, old_state)
+    assert "portfolio_ref_id" not in {column.name for column in _columns("transactions_operation")}
 
 
 @pytest.mark.django_db(transaction=True)
@@ -158,6 +177,11 @@ def _funded_book(api: Any, ledger_url: str) -> Book:
     return book
 
 
+def _columns(table: str) -> list[Any]:
+    with connection.cursor() as cursor:
+        return connection.introspection.get_table_description(cursor, table)
+
+
 def _counts() -> dict[str, int]:
     with connection.cursor() as cursor:
         counts = {}
@@ -179,19 +203,21 @@ def _make_one_column_keys(tenant_models: list[Any]) -> None:
     if connection.vendor == "sqlite":
         with StockSqlite(connection) as editor:
             for model in tenant_models:
-                editor._remake_table(model)
+                remake_table(editor, model)
         return
     with StockPostgres(connection) as editor:
+        drop_foreign_keys(editor, tenant_models)
         for model in tenant_models:
-            for name in editor._constraint_names(model, foreign_key=True):
-                editor.execute(editor._delete_constraint_sql(editor.sql_delete_fk, model, name))
-        for model in tenant_models:
-            for name in editor._constraint_names(model, primary_key=True):
-                editor.execute(editor._delete_primary_key_sql(model, name))
-            editor.execute(editor._create_primary_key_sql(model, model._meta.pk))
+            for name in constraint_names(editor, model, "primary_key"):
+                drop_constraint(editor, model, name)
+            editor.execute(
+                f"ALTER TABLE {model._meta.db_table} ADD PRIMARY KEY (id)"  # the model's table
+            )
         for model in tenant_models:
             for field in model._meta.local_fields:
                 if isinstance(field, models.ForeignKey):
+                    to = field.target_field
                     editor.execute(
-                        editor._create_fk_sql(model, field, "_fk_%(to_table)s_%(to_column)s")
+                        f"ALTER TABLE {model._meta.db_table} ADD FOREIGN KEY ({field.column}) "
+                        f"REFERENCES {to.model._meta.db_table} ({to.column})"
                     )

@@ -1,0 +1,54 @@
+"""Saving an existing tenant row (``ledgerproject.tenancy.TenantRow``): one ``UPDATE`` that
+names the row's organization in its ``WHERE`` (Citus routes it to the row's node) and never
+sets ``organization_id`` (Citus refuses that even unchanged)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.db import DatabaseError, connection
+from django.test.utils import CaptureQueriesContext
+
+from organizations.models import Ledger
+
+
+def _updates(save: Any) -> list[str]:
+    with CaptureQueriesContext(connection) as queries:
+        save()
+    return [q["sql"] for q in queries.captured_queries if q["sql"].startswith("UPDATE")]
+
+
+@pytest.mark.django_db
+def test_a_save_names_the_organization_and_never_sets_it(ledger):
+    row = Ledger.objects.get(pk=ledger["id"])
+    before = row.updated_at
+    row.name = "renamed"
+    (update,) = _updates(row.save)
+    assigned, where = update.split(" WHERE ")
+    assert '"organization_id"' not in assigned
+    assert re.search(r'"organization_id" = ', where), where
+    assert '"name" = ' in assigned
+    stored = Ledger.objects.get(pk=row.pk)
+    assert (stored.name, stored.organization_id) == ("renamed", row.organization_id)
+    assert stored.updated_at > before  # auto_now, as Django's own save
+
+
+@pytest.mark.django_db
+def test_a_save_of_some_fields_writes_only_those(ledger):
+    row = Ledger.objects.get(pk=ledger["id"])
+    row.name, row.metadata = "not written", {"k": "v"}
+    (update,) = _updates(lambda: row.save(update_fields=["metadata", "updated_at"]))
+    assigned = update.split(" WHERE ")[0]
+    assert '"metadata" = ' in assigned and '"name"' not in assigned
+    stored = Ledger.objects.get(pk=row.pk)
+    assert stored.metadata == {"k": "v"} and stored.name != "not written"
+
+
+@pytest.mark.django_db
+def test_a_save_of_a_row_that_is_not_stored_is_refused(ledger):
+    row = Ledger.objects.get(pk=ledger["id"])
+    Ledger.objects.filter(pk=row.pk).delete()
+    with pytest.raises(DatabaseError):
+        row.save()
