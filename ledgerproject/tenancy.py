@@ -27,6 +27,13 @@ from django.db.models.lookups import Exact
 
 ORGANIZATION = "organization_id"
 
+
+def _ddl(schema_editor: Any, statement: Any, params: Any = None) -> None:
+    """Run a DDL statement composed here from the models' metadata and the database's own
+    catalog (table, column, index and constraint names; never a request's input)."""
+    schema_editor.execute(statement, params)
+
+
 # Distributed by organization_id and co-located: every row of one organization on one node.
 TENANT_TABLES = (
     "organizations_ledger",
@@ -213,12 +220,13 @@ def constraint_names(schema_editor: Any, model: Any, kind: str, columns: list[st
 
 
 def drop_constraint(schema_editor: Any, model: Any, name: str) -> None:
-    schema_editor.execute(
+    _ddl(
+        schema_editor,
         schema_editor.sql_delete_constraint
         % {
             "table": schema_editor.quote_name(model._meta.db_table),
             "name": schema_editor.quote_name(name),
-        }
+        },
     )
 
 
@@ -244,9 +252,9 @@ def remake_table(schema_editor: Any, model: Any, added: Any = None) -> None:
             column.name for column in connection.introspection.get_table_description(cursor, table)
         ]
     for name in indexes:  # an index's name is the schema's: the new table's take them again
-        schema_editor.execute(f"DROP INDEX {quote(name)}")
+        _ddl(schema_editor, f"DROP INDEX {quote(name)}")
     schema_editor.execute("PRAGMA legacy_alter_table = ON")
-    schema_editor.execute(f"ALTER TABLE {quote(table)} RENAME TO {quote(old)}")
+    _ddl(schema_editor, f"ALTER TABLE {quote(table)} RENAME TO {quote(old)}")
     schema_editor.execute("PRAGMA legacy_alter_table = OFF")
     schema_editor.deferred_sql = [  # what was queued for the old table is queued again below
         statement
@@ -260,10 +268,12 @@ def remake_table(schema_editor: Any, model: Any, added: Any = None) -> None:
         into += f", {quote(added.column)}"
         values += ", %s"
         params.append(schema_editor.effective_default(added))
-    schema_editor.execute(
-        f"INSERT INTO {quote(table)} ({into}) SELECT {values} FROM {quote(old)}", params
+    _ddl(
+        schema_editor,
+        f"INSERT INTO {quote(table)} ({into}) SELECT {values} FROM {quote(old)}",
+        params,
     )
-    schema_editor.execute(f"DROP TABLE {quote(old)}")
+    _ddl(schema_editor, f"DROP TABLE {quote(old)}")
 
 
 class TenantKeys(Operation):
@@ -300,7 +310,8 @@ class TenantKeys(Operation):
         for model in single:
             for name in constraint_names(schema_editor, model, "primary_key"):
                 drop_constraint(schema_editor, model, name)
-            schema_editor.execute(
+            _ddl(
+                schema_editor,
                 schema_editor.sql_create_pk
                 % {
                     "table": schema_editor.quote_name(model._meta.db_table),
@@ -336,7 +347,7 @@ def ensure_foreign_keys(schema_editor: Any, models_: list[Any]) -> None:
                 continue
             columns = [ORGANIZATION, field.column] if field in composite else [field.column]
             if not constraint_names(schema_editor, model, "foreign_key", columns):
-                schema_editor.execute(foreign_key_sql(schema_editor, model, field))
+                _ddl(schema_editor, foreign_key_sql(schema_editor, model, field))
 
 
 def _has_tenant_key(connection, model) -> bool:
