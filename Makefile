@@ -51,7 +51,8 @@ CITUS_TESTS ?= tests/citus tests/concurrency tests/api/test_tenancy_fails_closed
 	tests/api/test_not_found_oracle.py tests/transactions/test_posting.py \
 	tests/transactions/test_batch.py tests/transactions/test_idempotency.py \
 	tests/transactions/test_states.py tests/transactions/test_inline.py \
-	tests/transactions/test_check_ledger.py tests/instruments tests/templates_dsl \
+	tests/transactions/test_check_ledger.py tests/transactions/test_double_entry_in_database.py \
+	tests/instruments tests/templates_dsl \
 	tests/api/test_ledgers.py tests/api/test_organizations.py
 test-citus: venv
 	LEDGER_CITUS=1 $(BIN)/python -m pytest -q --reuse-db -p no:cacheprovider $(CITUS_TESTS) $(PYTEST_ARGS)

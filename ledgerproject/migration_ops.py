@@ -5,6 +5,7 @@ drops that change nothing else."""
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,38 @@ def postgresql_sql_files(app_label: str, forward: str, backward: str) -> Any:
     """``postgresql_only`` with the texts of two files of ``<app>/sql/``: the version this
     migration installs, and the one it goes back to (or the file that drops it)."""
     return postgresql_only(sql_text(app_label, forward), sql_text(app_label, backward))
+
+
+def statements(text: str) -> list[str]:
+    """The statements of an SQLite script, one by one (SQLite runs one per call): split where
+    SQLite itself says a statement is complete, so a trigger's body stays whole."""
+    found, pending = [], ""
+    for line in text.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            found.append(pending.strip())
+            pending = ""
+    assert not pending.strip() or pending.lstrip().startswith("--"), pending
+    return [statement for statement in found if statement]
+
+
+def sql_files(app_label: str, *, postgresql: tuple[str, str], sqlite: tuple[str, str]) -> Any:
+    """A migration operation that runs, on each database, its own file of ``<app>/sql/``: the
+    first of a pair forwards, the second backwards. The two texts sit side by side where the
+    databases need different SQL for one rule."""
+
+    def run(index: int) -> Any:
+        def apply(apps: Any, schema_editor: Any) -> None:
+            if schema_editor.connection.vendor == "postgresql":
+                texts = [sql_text(app_label, postgresql[index])]
+            else:
+                texts = statements(sql_text(app_label, sqlite[index]))
+            for sql in texts:
+                schema_editor.execute(sql, params=None)
+
+        return apply
+
+    return migrations.RunPython(run(0), run(1))
 
 
 def rows_kept_whole(table: str) -> Any:

@@ -16,6 +16,8 @@ database created before, keeping its rows."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from django.db import DatabaseError, models
@@ -230,6 +232,21 @@ def drop_constraint(schema_editor: Any, model: Any, name: str) -> None:
     )
 
 
+@contextlib.contextmanager
+def triggers_set_aside(schema_editor: Any) -> Iterator[None]:
+    """SQLite: the database's triggers dropped while a table is made again, then made again
+    from their own text. A trigger that names the table would stop its rename ("no such
+    table"), and the table's own triggers would go with the old copy."""
+    with schema_editor.connection.cursor() as cursor:
+        cursor.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name")
+        kept = cursor.fetchall()
+    for name, _ in kept:
+        _ddl(schema_editor, f"DROP TRIGGER {schema_editor.quote_name(name)}")
+    yield
+    for _, text in kept:
+        _ddl(schema_editor, text)
+
+
 def remake_table(schema_editor: Any, model: Any, added: Any = None) -> None:
     """SQLite: make the table again as the schema editor writes ``model`` (with ``added``, a
     field it gains), keeping its rows, as SQLite's documented way to change what ``ALTER
@@ -237,6 +254,11 @@ def remake_table(schema_editor: Any, model: Any, added: Any = None) -> None:
     SQLite rewrites the references of other tables to a renamed one unless
     ``legacy_alter_table`` is on (Django's editor has already turned the enforcement of
     foreign keys off); with it, they keep naming the table, which is the new one."""
+    with triggers_set_aside(schema_editor):
+        _remake(schema_editor, model, added)
+
+
+def _remake(schema_editor: Any, model: Any, added: Any) -> None:
     table = model._meta.db_table
     old = f"{table}__old"
     quote = schema_editor.quote_name

@@ -6,7 +6,7 @@ import os
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from rest_framework.test import APIClient
 
 os.environ.setdefault("LEDGER_DEV_DEFAULTS", "1")
@@ -14,6 +14,7 @@ os.environ.setdefault("LEDGER_DEV_DEFAULTS", "1")
 # subprocesses they start: the suite runs the same from a fresh clone.
 os.environ.setdefault("LEDGER_ENV_FILE", "")
 
+from ledgerproject.migration_ops import sql_text, statements
 from organizations import services as org_services
 
 # LEDGER_CITUS=1: the database is a Citus coordinator's (DATABASE_URL), made beforehand on every
@@ -33,6 +34,23 @@ def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> None:
         with django_db_blocker.unblock():
             call_command("distribute", verbosity=0)
             connection.close()  # the next session starts with the database's new defaults
+
+
+@pytest.fixture
+def books_left_unbalanced(db: Any) -> Any:
+    """For a test that writes money rows past the service: a shortcut to a state (a balance
+    set directly) or tampering that ``check_ledger`` must find. The database refuses books that
+    break double entry (transactions/sql/double_entry*.sql): SQLite as each row is written, so
+    its triggers are dropped for the test; PostgreSQL when the transaction commits, and a
+    test's transaction is checked as if it committed when it ends, so this one is rolled back
+    unchecked instead. Both are the test's own transaction only: the triggers come back with
+    its rollback, and what the test asserts is unchanged."""
+    if connection.vendor == "sqlite":
+        with connection.cursor() as cursor:
+            for statement in statements(sql_text("transactions", "double_entry.sqlite.drop.sql")):
+                cursor.execute(statement)
+    yield
+    transaction.set_rollback(True)
 
 
 class Api:

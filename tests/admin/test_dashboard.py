@@ -44,7 +44,7 @@ def test_it_lists_latest_transactions_and_balances(admin_client, url):
     assert admin_client.get(url, {"days": "oops"}).status_code == 200
 
 
-def test_the_check_button_shows_the_report(admin_client, url):
+def test_the_check_button_shows_the_report(admin_client, url, books_left_unbalanced):
     html = admin_client.post(url, {"check": "1"}).content.decode()
     assert "check_ledger: OK" in html
     assert "statements replay to balances" in html

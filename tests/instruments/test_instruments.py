@@ -273,7 +273,7 @@ def test_it_frees_the_code_after_deletion(api, ledger_url, usd):
 
 @pytest.mark.parametrize("available, on_hold", [(100, 0), (0, 5)])
 def test_it_refuses_to_delete_while_an_account_holds_a_balance(
-    api, ledger_url, usd, available, on_hold
+    books_left_unbalanced, api, ledger_url, usd, available, on_hold
 ):
     holder = account(api, ledger_url, alias="@alice")
     set_balance(holder["id"], available=available, on_hold=on_hold)
@@ -285,7 +285,7 @@ def test_it_refuses_to_delete_while_an_account_holds_a_balance(
 
 
 def test_it_ignores_the_external_account_and_other_instruments_when_deleting(
-    api, ledger_url, usd, eur
+    books_left_unbalanced, api, ledger_url, usd, eur
 ):
     [external] = api.get(f"{ledger_url}/accounts", {"alias": "@external/USD"}).json()
     set_balance(external["id"], available=-500)

@@ -36,7 +36,8 @@ def account(api: Api, ledger_url: str, **body: Any) -> dict[str, Any]:
 
 
 def set_balance(account_id: str, *, available: int = 0, on_hold: int = 0) -> None:
-    """The posting engine is not part of these tests: write the balance row directly."""
+    """The posting engine is not part of these tests: write the balance row directly (the test
+    takes ``books_left_unbalanced``: no operation explains the balance)."""
     updated = Balance.objects.filter(account_id=account_id).update(
         available=available, on_hold=on_hold
     )

@@ -246,7 +246,7 @@ def test_it_refuses_to_update_fixed_fields(api, ledger_url, usd, field):
 
 @pytest.mark.parametrize("available, on_hold", [(1, 0), (0, 1), (5, 5)])
 def test_it_refuses_to_delete_an_account_holding_a_balance(
-    api, ledger_url, usd, available, on_hold
+    books_left_unbalanced, api, ledger_url, usd, available, on_hold
 ):
     made = account(api, ledger_url)
     set_balance(made["id"], available=available, on_hold=on_hold)
@@ -300,7 +300,7 @@ def test_it_filters_accounts(api, ledger_url, usd, eur, external):
 
 @pytest.mark.parametrize("count", [1, 12])
 def test_it_lists_accounts_and_balances_in_a_constant_number_of_queries(
-    api, ledger_url, usd, count, django_assert_max_num_queries
+    books_left_unbalanced, api, ledger_url, usd, count, django_assert_max_num_queries
 ):
     for index in range(count):
         set_balance(account(api, ledger_url, alias=f"@a{index}")["id"], available=index)

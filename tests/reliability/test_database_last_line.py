@@ -127,7 +127,7 @@ def _write(model: type[models.Model], pk: Any, values: dict[str, Any], serial: l
 
 
 @pytest.fixture
-def rows(book) -> dict[type[models.Model], Any]:
+def rows(book, books_left_unbalanced) -> dict[type[models.Model], Any]:
     book.fund("@alice", 10_000)
     book.pay(1_000, 10)
     instrument(book.api, book.url, "XAU", type="commodity")

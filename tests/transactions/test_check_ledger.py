@@ -43,7 +43,7 @@ def test_it_filters_by_organization_and_ledger(book, ledger):
         _run("--ledger", "not-a-uuid")
 
 
-def test_it_names_a_balance_that_drifted_from_its_statement(book):
+def test_it_names_a_balance_that_drifted_from_its_statement(book, books_left_unbalanced):
     _busy(book)
     Balance.objects.filter(account__alias="@bob").update(available=1)
     err = io.StringIO()
@@ -52,7 +52,7 @@ def test_it_names_a_balance_that_drifted_from_its_statement(book):
     assert "@bob: statement" in err.getvalue()
 
 
-def test_it_names_each_violation(book):
+def test_it_names_each_violation(book, books_left_unbalanced):
     _busy(book)
     Balance.objects.filter(account__alias="@bob").update(available=999_999)
     Transaction.objects.filter(status="PRE_APPROVED").update(status="SENT")

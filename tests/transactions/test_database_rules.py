@@ -14,7 +14,7 @@ def _raw(sql: str, params: list) -> None:
         cursor.execute(sql, params)
 
 
-def test_it_refuses_a_negative_balance_outside_external_accounts(book):
+def test_it_refuses_a_negative_balance_outside_external_accounts(book, books_left_unbalanced):
     alice = Balance.objects.get(account__alias="@alice")
     with pytest.raises(IntegrityError):
         _raw(
@@ -29,7 +29,7 @@ def test_it_refuses_a_negative_balance_outside_external_accounts(book):
     assert Balance.objects.get(pk=external.pk).available == -1
 
 
-def test_it_refuses_a_balance_below_minus_its_overdraft_limit(book):
+def test_it_refuses_a_balance_below_minus_its_overdraft_limit(book, books_left_unbalanced):
     alice = Balance.objects.get(account__alias="@alice")
     pk = alice.pk.hex if connection.vendor == "sqlite" else alice.pk
     _raw("UPDATE organizations_balance SET overdraft_limit = '500' WHERE id = %s", [pk])
