@@ -17,7 +17,7 @@ database created before, keeping its rows."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from django.db import DatabaseError, models
@@ -173,6 +173,8 @@ class TenantKeysSchemaMixin:
             return super().add_field(model, field)  # type: ignore[misc]
         if self.composite_fks_inline:
             # SQLite: a composite foreign key comes only with the table, made again with it.
+            # ``field.model`` is the model as the migration leaves it (AddField passes the new
+            # state's field), so the table is made with the field.
             return remake_table(self, field.model, added=field)
         # Not inline: Django queues the foreign key, which becomes the composite one.
         setattr(self, "sql_create_column_inline_fk", None)  # noqa: B010 - the instance's
@@ -408,26 +410,39 @@ class TenantOneToOneField(_TenantJoin, models.OneToOneField):
 
 
 class TenantRow:
-    """For the tenant models: ``save()`` of an existing row is one ``UPDATE`` that names its
-    organization in the ``WHERE`` (Citus routes it to the row's node) and never sets
-    ``organization_id``, which Citus refuses even unchanged, and which no row changes. A new
-    row is Django's own save. (No model of the project listens to the save signals.)"""
+    """For the tenant models: ``save()`` of an existing row is one ``UPDATE`` of its loaded
+    fields (or of ``update_fields``) that names its organization in the ``WHERE`` (Citus routes
+    it to the row's node) and never sets ``organization_id``, which Citus refuses even
+    unchanged, and which no row changes; ``force_update`` is what it does anyway, and a row
+    that is not stored is an error rather than an insert. A new row is Django's own save. (No
+    model of the project listens to the save signals.)"""
 
-    def save(self, *, update_fields: Any = None, **kwargs: Any) -> None:
-        if self._state.adding or kwargs:  # type: ignore[attr-defined]
-            super().save(update_fields=update_fields, **kwargs)  # type: ignore[misc]
+    def save(
+        self,
+        *,
+        force_insert: bool | tuple[Any, ...] = False,
+        force_update: bool = False,
+        using: str | None = None,
+        update_fields: Iterable[str] | None = None,
+    ) -> None:
+        if self._state.adding or force_insert:  # type: ignore[attr-defined]
+            super().save(force_insert=force_insert, using=using, update_fields=update_fields)  # type: ignore[misc]
             return
-        fields = [
-            field
-            for field in self._meta.concrete_fields  # type: ignore[attr-defined]
-            if not field.primary_key
-            and field.attname != ORGANIZATION
-            and (update_fields is None or {field.name, field.attname} & set(update_fields))
-        ]
-        if not fields:
+        concrete = [f for f in self._meta.concrete_fields if not f.primary_key]  # type: ignore[attr-defined]
+        if update_fields is None:
+            deferred = self.get_deferred_fields()  # type: ignore[attr-defined]
+            fields = [f for f in concrete if f.attname not in deferred]
+        else:
+            wanted = set(update_fields)
+            fields = [f for f in concrete if {f.name, f.attname} & wanted]
+            known = {f.name for f in fields} | {f.attname for f in fields}
+            if wanted - known:
+                raise ValueError(f"update_fields names no field: {sorted(wanted - known)}")
+        values = {f.attname: f.pre_save(self, False) for f in fields if f.attname != ORGANIZATION}
+        if not values:
             return
-        values = {field.attname: field.pre_save(self, False) for field in fields}
-        rows = type(self)._default_manager.filter(  # type: ignore[attr-defined]
+        manager: Any = type(self)._default_manager  # type: ignore[attr-defined]
+        rows = manager.db_manager(using).filter(
             pk=self.pk,  # type: ignore[attr-defined]
             organization_id=self.organization_id,  # type: ignore[attr-defined]
         )

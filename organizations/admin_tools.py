@@ -188,8 +188,14 @@ def service_form(
                     field.required = name in required
 
         def full_clean(self) -> None:
+            # The form's fields, its clean() and the model's validation of what the form holds
+            # (fields it does not show are left to the service); then the service writes.
             super().full_clean()
-            if not self.is_bound or self.errors:
+            if (
+                not self.is_bound
+                or self.errors
+                or (self.empty_permitted and not self.has_changed())
+            ):
                 return
             if create:
                 self._write(lambda: write(dict(self.cleaned_data)))

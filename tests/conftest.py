@@ -45,9 +45,10 @@ def books_left_unbalanced(db: Any) -> Any:
     test's transaction is checked as if it committed when it ends, so this one is rolled back
     unchecked instead. Both are the test's own transaction only: the triggers come back with
     its rollback, and what the test asserts is unchanged."""
+    assert connection.in_atomic_block, "a test whose transaction is rolled back (not transactional)"
     if connection.vendor == "sqlite":
         with connection.cursor() as cursor:
-            for statement in statements(sql_text("transactions", "double_entry.sqlite.drop.sql")):
+            for statement in statements(sql_text("transactions", "double_entry_sqlite.drop.sql")):
                 cursor.execute(statement)
     yield
     transaction.set_rollback(True)

@@ -161,6 +161,14 @@ class Operation(TenantRow, TimestampedModel):
                 fields=["account", "balance_version", "organization"],
                 name="operation_account_version_uniq",
             ),
+            # What the engine writes, and all that double entry can read: a DEBIT posts, holds
+            # or settles; a CREDIT posts or releases (a credit that settled would take money
+            # off a hold with nothing to show for it in its transaction's sums).
+            models.CheckConstraint(
+                condition=Q(type="DEBIT", effect__in=["POST", "HOLD", "SETTLE"])
+                | Q(type="CREDIT", effect__in=["POST", "RELEASE"]),
+                name="operation_type_with_effect",
+            ),
         ]
         indexes = [
             models.Index(fields=["transaction"], name="op_transaction_idx"),

@@ -52,3 +52,14 @@ def test_a_save_of_a_row_that_is_not_stored_is_refused(ledger):
     Ledger.objects.filter(pk=row.pk).delete()
     with pytest.raises(DatabaseError):
         row.save()
+
+
+@pytest.mark.django_db
+def test_a_save_writes_the_loaded_fields_only_and_names_real_fields(ledger):
+    row = Ledger.objects.only("id", "organization_id", "name").get(pk=ledger["id"])
+    row.name = "renamed"
+    (update,) = _updates(row.save)
+    assigned = update.split(" WHERE ")[0]
+    assert '"name" = ' in assigned and '"metadata"' not in assigned
+    with pytest.raises(ValueError, match="names no field"):
+        row.save(update_fields=["nmae"])

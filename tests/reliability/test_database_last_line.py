@@ -38,7 +38,8 @@ VIOLATIONS: dict[str, tuple[type[models.Model], dict[str, Any], dict[str, Any]]]
     "transaction_amount_positive": (Transaction, {"amount": 0}, {"amount": 1}),
     "operation_amount_positive": (Operation, {"amount": 0}, {"amount": 1}),
     "operation_type_valid": (Operation, {"type": "HOLD"}, {"type": "CREDIT"}),
-    "operation_effect_valid": (Operation, {"effect": "MAGIC"}, {"effect": "RELEASE"}),
+    "operation_effect_valid": (Operation, {"effect": "MAGIC"}, {"effect": "HOLD"}),
+    "operation_type_with_effect": (Operation, {"effect": "RELEASE"}, {"effect": "SETTLE"}),
     "operation_scale_never_shrinks": (
         Operation,
         {"balance_scale": 4, "balance_scale_after": 2},

@@ -129,7 +129,7 @@ def test_check_ledger_reports_a_balance_below_its_limit(book):
         cursor.execute(
             "ALTER TABLE organizations_balance DROP CONSTRAINT balance_available_within_overdraft"
         )
-        # and the rule that a balance is what its last operation left (double_entry.sql)
+        # and the rule that a balance is what its last operation left (docs/BOOKS.md)
         cursor.execute("ALTER TABLE organizations_balance DISABLE TRIGGER balance_double_entry")
     Balance.objects.filter(account_id=book.accounts["@carol"]["id"]).update(available=-6)
     assert any("below its limit" in v for v in ledger_check(ledger).violations)

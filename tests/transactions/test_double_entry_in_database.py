@@ -235,3 +235,35 @@ def test_a_refused_commit_writes_nothing(book):
             ),
         )
     assert Balance.objects.get(pk=alice.pk).available == alice.available
+
+
+@postgresql_only
+@committing
+def test_an_operation_in_another_asset_than_its_account_is_refused(book):
+    """A next operation of the account, right in itself, but in an asset the account does not
+    hold."""
+    book.fund("@alice", 10_000)
+    op = _last_operation("@alice")
+    copy = _next_of(
+        op,
+        asset_code="XAU",
+        balance_available_after=op.balance_available_after + op.amount,
+    )
+    with refused("not in the asset and ledger"):
+        _attack(copy)
+
+
+@postgresql_only
+@committing
+def test_a_balance_moved_to_another_account_is_refused(book):
+    book.fund("@alice", 10_000)
+    alice = Balance.objects.get(account__alias="@alice")
+    carol = book.account("@carol")
+    with refused("keeps its account"):
+        _attack(
+            ("DELETE FROM organizations_balance WHERE account_id = %s", [_db(carol["id"])]),
+            (
+                "UPDATE organizations_balance SET account_id = %s WHERE id = %s",
+                [_db(carol["id"]), _db(alice.pk)],
+            ),
+        )

@@ -2,7 +2,7 @@
 a transaction whose debits and credits differ in an asset, an operation whose balance change
 is not its amount or that does not start where its account's previous one ended, and a balance
 that is not what its account's last operation left. SQLite holds what its row triggers can
-(docs/BOOKS.md). The SQL: transactions/sql/double_entry.sql, double_entry.sqlite.sql."""
+(docs/BOOKS.md). The SQL: transactions/sql/double_entry.0017.sql, double_entry_sqlite.0017.sql."""
 
 from django.db import migrations
 
@@ -18,7 +18,7 @@ class Migration(migrations.Migration):
     operations = [
         sql_files(
             "transactions",
-            postgresql=("double_entry.sql", "double_entry.drop.sql"),
-            sqlite=("double_entry.sqlite.sql", "double_entry.sqlite.drop.sql"),
+            postgresql=("double_entry.0017.sql", "double_entry.drop.sql"),
+            sqlite=("double_entry_sqlite.0017.sql", "double_entry_sqlite.drop.sql"),
         ),
     ]

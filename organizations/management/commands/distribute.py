@@ -86,7 +86,7 @@ class Command(BaseCommand):
             )
         done = _citus_tables()
         with connection.cursor() as cursor:
-            # The append-only guard on operations is a trigger: allowed, it only refuses.
+            # The append-only guard and double entry (docs/BOOKS.md) are triggers: allowed.
             cursor.execute("SET citus.enable_unsafe_triggers TO on")
             if options["shard_count"]:
                 cursor.execute(

@@ -2,7 +2,10 @@
 -- database, whoever writes. Each is a deferred constraint trigger: it runs when the database
 -- transaction commits (or at SET CONSTRAINTS ALL IMMEDIATE), when every row of the posting is
 -- in place, and it refuses the commit with check_violation. Amounts are integers at a scale;
--- two amounts are compared at a common scale, exactly (numeric).
+-- two amounts are compared at a common scale, exactly (numeric). On a Citus coordinator the
+-- triggers are created on the distributed tables' shards too, which Citus allows only when
+-- asked (a placeholder setting elsewhere).
+SET LOCAL citus.enable_unsafe_triggers TO on;
 
 -- A balance row is the head of its account's statement: at version 0 it is zero; otherwise it
 -- equals (at equal value: an overdraft limit may raise its scale) what the operation of its
@@ -15,7 +18,7 @@ BEGIN
     SELECT available, on_hold, scale, version INTO b FROM organizations_balance
      WHERE organization_id = p_org AND account_id = p_account;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'double entry: account % has operations and no balance', p_account
+        RAISE EXCEPTION 'double entry: account % has no balance', p_account
             USING ERRCODE = 'check_violation';
     END IF;
     IF b.version = 0 THEN
@@ -96,6 +99,18 @@ BEGIN
         RAISE EXCEPTION 'double entry: operation % does not start where the previous one of its account ended',
             NEW.id USING ERRCODE = 'check_violation';
     END IF;
+    IF NOT EXISTS (
+        SELECT 1 FROM organizations_balance b
+         WHERE b.organization_id = NEW.organization_id AND b.account_id = NEW.account_id
+           AND b.asset_code = NEW.asset_code AND b.ledger_id = NEW.ledger_id
+    ) OR NOT EXISTS (
+        SELECT 1 FROM transactions_transaction t
+         WHERE t.organization_id = NEW.organization_id AND t.id = NEW.transaction_id
+           AND t.ledger_id = NEW.ledger_id
+    ) THEN
+        RAISE EXCEPTION 'double entry: operation % is not in the asset and ledger of its account and transaction',
+            NEW.id USING ERRCODE = 'check_violation';
+    END IF;
     PERFORM ledger_balance_is_head(NEW.organization_id, NEW.account_id);
     SELECT o.asset_code INTO unbalanced FROM transactions_operation o
      WHERE o.organization_id = NEW.organization_id AND o.transaction_id = NEW.transaction_id
@@ -123,6 +138,11 @@ BEGIN
         END IF;
         RETURN NULL;
     END IF;
+    IF TG_OP = 'UPDATE' AND (NEW.account_id, NEW.asset_code, NEW.ledger_id)
+        IS DISTINCT FROM (OLD.account_id, OLD.asset_code, OLD.ledger_id) THEN
+        RAISE EXCEPTION 'double entry: the balance of account % keeps its account, asset and ledger',
+            OLD.account_id USING ERRCODE = 'check_violation';
+    END IF;
     PERFORM ledger_balance_is_head(NEW.organization_id, NEW.account_id);
     RETURN NULL;
 END;
@@ -133,7 +153,8 @@ CREATE CONSTRAINT TRIGGER operation_double_entry
     FOR EACH ROW EXECUTE FUNCTION ledger_operation_double_entry();
 
 CREATE CONSTRAINT TRIGGER balance_double_entry
-    AFTER INSERT OR UPDATE OF available, on_hold, scale, version ON organizations_balance
+    AFTER INSERT OR UPDATE OF available, on_hold, scale, version, account_id, asset_code, ledger_id
+    ON organizations_balance
     DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW EXECUTE FUNCTION ledger_balance_double_entry();
 
