@@ -20,7 +20,7 @@ import contextlib
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from django.db import DatabaseError, models
+from django.db import DatabaseError, models, router
 from django.db.backends.ddl_references import Columns, Statement, Table
 from django.db.backends.utils import truncate_name
 from django.db.migrations.operations.base import Operation
@@ -413,9 +413,9 @@ class TenantRow:
     """For the tenant models: ``save()`` of an existing row is one ``UPDATE`` of its loaded
     fields (or of ``update_fields``) that names its organization in the ``WHERE`` (Citus routes
     it to the row's node) and never sets ``organization_id``, which Citus refuses even
-    unchanged, and which no row changes; ``force_update`` is what it does anyway, and a row
-    that is not stored is an error rather than an insert. A new row is Django's own save. (No
-    model of the project listens to the save signals.)"""
+    unchanged, and which no row changes. A row that is not stored is an error rather than an
+    insert (as with Django's ``force_update``, which takes this way for a new instance too). A
+    new row is Django's own save. (No model of the project listens to the save signals.)"""
 
     def save(
         self,
@@ -425,9 +425,13 @@ class TenantRow:
         using: str | None = None,
         update_fields: Iterable[str] | None = None,
     ) -> None:
-        if self._state.adding or force_insert:  # type: ignore[attr-defined]
+        if force_insert and force_update:
+            raise ValueError("Cannot force both insert and updating in model saving.")
+        if force_insert or (self._state.adding and not force_update):  # type: ignore[attr-defined]
             super().save(force_insert=force_insert, using=using, update_fields=update_fields)  # type: ignore[misc]
             return
+        model: Any = type(self)
+        using = using or router.db_for_write(model, instance=self)
         concrete = [f for f in self._meta.concrete_fields if not f.primary_key]  # type: ignore[attr-defined]
         if update_fields is None:
             deferred = self.get_deferred_fields()  # type: ignore[attr-defined]
@@ -441,10 +445,11 @@ class TenantRow:
         values = {f.attname: f.pre_save(self, False) for f in fields if f.attname != ORGANIZATION}
         if not values:
             return
-        manager: Any = type(self)._default_manager  # type: ignore[attr-defined]
+        manager: Any = model._default_manager
         rows = manager.db_manager(using).filter(
             pk=self.pk,  # type: ignore[attr-defined]
             organization_id=self.organization_id,  # type: ignore[attr-defined]
         )
         if rows.update(**values) != 1:
             raise DatabaseError(f"{type(self).__name__} {self.pk} is not stored")  # type: ignore[attr-defined]
+        self._state.db = using  # type: ignore[attr-defined]

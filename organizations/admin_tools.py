@@ -191,11 +191,7 @@ def service_form(
             # The form's fields, its clean() and the model's validation of what the form holds
             # (fields it does not show are left to the service); then the service writes.
             super().full_clean()
-            if (
-                not self.is_bound
-                or self.errors
-                or (self.empty_permitted and not self.has_changed())
-            ):
+            if not self.is_bound or self.errors:
                 return
             if create:
                 self._write(lambda: write(dict(self.cleaned_data)))

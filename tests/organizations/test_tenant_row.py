@@ -5,6 +5,7 @@ sets ``organization_id`` (Citus refuses that even unchanged)."""
 from __future__ import annotations
 
 import re
+import uuid
 from typing import Any
 
 import pytest
@@ -63,3 +64,22 @@ def test_a_save_writes_the_loaded_fields_only_and_names_real_fields(ledger):
     assert '"name" = ' in assigned and '"metadata"' not in assigned
     with pytest.raises(ValueError, match="names no field"):
         row.save(update_fields=["nmae"])
+
+
+@pytest.mark.django_db
+def test_force_update_updates_a_new_instance_of_a_stored_row_and_never_inserts(ledger):
+    stored = Ledger.objects.get(pk=ledger["id"])
+    again = Ledger(
+        pk=stored.pk,
+        organization_id=stored.organization_id,
+        name="again",
+        created_at=stored.created_at,
+    )
+    (update,) = _updates(lambda: again.save(force_update=True, using="default"))
+    assert '"organization_id" = ' in update.split(" WHERE ")[1]
+    assert Ledger.objects.get(pk=stored.pk).name == "again"
+    assert again._state.db == "default"
+    with pytest.raises(ValueError, match="force both"):
+        again.save(force_insert=True, force_update=True)
+    with pytest.raises(DatabaseError):
+        Ledger(pk=uuid.uuid4(), organization_id=stored.organization_id).save(force_update=True)

@@ -237,20 +237,78 @@ def test_a_refused_commit_writes_nothing(book):
     assert Balance.objects.get(pk=alice.pk).available == alice.available
 
 
+def _other_ledger(book: Any) -> uuid.UUID:
+    organization = book.url.split("/organizations/")[1].split("/")[0]
+    made = book.api.post(f"/v1/organizations/{organization}/ledgers", {"name": "other"})
+    assert made.status_code == 201, made.content
+    return uuid.UUID(made.json()["id"])
+
+
 @postgresql_only
 @committing
-def test_an_operation_in_another_asset_than_its_account_is_refused(book):
-    """A next operation of the account, right in itself, but in an asset the account does not
-    hold."""
+@pytest.mark.parametrize("where", ["asset", "ledger"])
+def test_operations_outside_their_accounts_asset_or_ledger_are_refused(book, where):
+    """A credit to @alice and a debit from @bob of 5 in their payment's transaction, each the
+    next operation of its account, their balances moved to match: every sum holds, in an asset
+    (or a ledger) neither account is in."""
+    book.fund("@alice", 10_000)
+    book.pay(2_500, 100)
+    change = {"asset_code": "XAU"} if where == "asset" else {"ledger_id": _other_ledger(book)}
+    statements = []
+    for alias, kind, sign in (("@alice", "CREDIT", 1), ("@bob", "DEBIT", -1)):
+        op = _last_operation(alias)
+        after = op.balance_available_after + sign * 5
+        statements.append(
+            _next_of(
+                op,
+                type=kind,
+                effect="POST",
+                amount=5,
+                scale=op.balance_scale_after,
+                balance_available_after=after,
+                **change,
+            )
+        )
+        statements.append(
+            (
+                "UPDATE organizations_balance SET available = %s, version = version + 1 "
+                "WHERE account_id = %s",
+                [_db(after), _db(op.account_id)],
+            )
+        )
+    assert _last_operation("@alice").transaction_id == _last_operation("@bob").transaction_id
+    with refused("not in the asset and ledger"):
+        _attack(*statements)
+
+
+@committing
+def test_an_operation_at_a_smaller_scale_is_read_at_its_balances(book):
+    """An amount of 1 at scale 0 is 100 at the balance's scale 2: a balance moved by 1 is not
+    moved by the amount (SQLite writes the amount at the larger scale before it compares)."""
     book.fund("@alice", 10_000)
     op = _last_operation("@alice")
-    copy = _next_of(
-        op,
-        asset_code="XAU",
-        balance_available_after=op.balance_available_after + op.amount,
-    )
-    with refused("not in the asset and ledger"):
+    assert op.balance_scale_after == 2
+    copy = _next_of(op, amount=1, scale=0, balance_available_after=op.balance_available_after + 1)
+    with refused("by its amount"):
         _attack(copy)
+
+
+@postgresql_only
+@committing
+def test_a_balance_made_in_another_asset_than_its_account_is_refused(book):
+    carol = book.account("@carol")
+    balance = Balance.objects.get(account_id=carol["id"])
+    with refused("not in its account's asset and ledger"):
+        _attack(
+            ("DELETE FROM organizations_balance WHERE id = %s", [_db(balance.pk)]),
+            (
+                "INSERT INTO organizations_balance (id, organization_id, ledger_id, account_id, "
+                "asset_code, is_external, available, on_hold, scale, overdraft_limit, version, "
+                "updated_at) SELECT %s, organization_id, ledger_id, id, 'XAU', false, 0, 0, 0, "
+                "0, 0, updated_at FROM organizations_account WHERE id = %s",
+                [_db(uuid.uuid4()), _db(carol["id"])],
+            ),
+        )
 
 
 @postgresql_only

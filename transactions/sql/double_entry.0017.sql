@@ -143,6 +143,14 @@ BEGIN
         RAISE EXCEPTION 'double entry: the balance of account % keeps its account, asset and ledger',
             OLD.account_id USING ERRCODE = 'check_violation';
     END IF;
+    IF NOT EXISTS (
+        SELECT 1 FROM organizations_account a
+         WHERE a.organization_id = NEW.organization_id AND a.id = NEW.account_id
+           AND a.asset_code = NEW.asset_code AND a.ledger_id = NEW.ledger_id
+    ) THEN
+        RAISE EXCEPTION 'double entry: the balance of account % is not in its account''s asset and ledger',
+            NEW.account_id USING ERRCODE = 'check_violation';
+    END IF;
     PERFORM ledger_balance_is_head(NEW.organization_id, NEW.account_id);
     RETURN NULL;
 END;

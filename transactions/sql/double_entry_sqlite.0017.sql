@@ -9,7 +9,7 @@
 -- smaller scale is written at the larger (its digits followed by zeros: '12' at scale 0 is
 -- '1200' at scale 2; zero stays '0'). Arithmetic is SQLite's 64-bit integers: an operation's
 -- own change is checked where every amount of it, at the scale of the balance it left, has at
--- most 18 digits.
+-- most 18 significant digits.
 
 CREATE TRIGGER balance_double_entry
 AFTER UPDATE OF available, on_hold, scale, version ON organizations_balance
@@ -71,7 +71,7 @@ CREATE TRIGGER operation_changes_by_its_amount
 BEFORE INSERT ON transactions_operation
 FOR EACH ROW
 WHEN NEW.scale > NEW.balance_scale_after OR NEW.balance_scale > NEW.balance_scale_after OR (
-    max(length(ltrim((CASE WHEN NEW.amount = '0' THEN '0' ELSE NEW.amount || substr('000000000000000000', 1, NEW.balance_scale_after - NEW.scale) END), '-')), length(ltrim((CASE WHEN NEW.balance_available = '0' THEN '0' ELSE NEW.balance_available || substr('000000000000000000', 1, NEW.balance_scale_after - NEW.balance_scale) END), '-')), length(ltrim((CASE WHEN NEW.balance_on_hold = '0' THEN '0' ELSE NEW.balance_on_hold || substr('000000000000000000', 1, NEW.balance_scale_after - NEW.balance_scale) END), '-')), length(ltrim(NEW.balance_available_after, '-')), length(ltrim(NEW.balance_on_hold_after, '-'))) <= 18
+    max(length(ltrim((CASE WHEN NEW.amount = '0' THEN '0' ELSE NEW.amount || substr('000000000000000000', 1, NEW.balance_scale_after - NEW.scale) END), '-0')), length(ltrim((CASE WHEN NEW.balance_available = '0' THEN '0' ELSE NEW.balance_available || substr('000000000000000000', 1, NEW.balance_scale_after - NEW.balance_scale) END), '-0')), length(ltrim((CASE WHEN NEW.balance_on_hold = '0' THEN '0' ELSE NEW.balance_on_hold || substr('000000000000000000', 1, NEW.balance_scale_after - NEW.balance_scale) END), '-0')), length(ltrim(NEW.balance_available_after, '-0')), length(ltrim(NEW.balance_on_hold_after, '-0'))) <= 18
     AND NOT CASE NEW.effect
         WHEN 'POST' THEN CAST(NEW.balance_on_hold_after AS INTEGER) = CAST((CASE WHEN NEW.balance_on_hold = '0' THEN '0' ELSE NEW.balance_on_hold || substr('000000000000000000', 1, NEW.balance_scale_after - NEW.balance_scale) END) AS INTEGER)
             AND CAST(NEW.balance_available_after AS INTEGER) = CAST((CASE WHEN NEW.balance_available = '0' THEN '0' ELSE NEW.balance_available || substr('000000000000000000', 1, NEW.balance_scale_after - NEW.balance_scale) END) AS INTEGER) + CASE NEW.type WHEN 'DEBIT' THEN -CAST((CASE WHEN NEW.amount = '0' THEN '0' ELSE NEW.amount || substr('000000000000000000', 1, NEW.balance_scale_after - NEW.scale) END) AS INTEGER) ELSE CAST((CASE WHEN NEW.amount = '0' THEN '0' ELSE NEW.amount || substr('000000000000000000', 1, NEW.balance_scale_after - NEW.scale) END) AS INTEGER) END
