@@ -181,10 +181,32 @@ def new_id() -> uuid.UUID:
     return uuid7()
 
 
+class UpdatedAtField(models.DateTimeField):
+    """``auto_now``, but a row inserted with its time already set keeps it: the posting engine
+    stamps a transaction and its operations once, renders its answer and event from that
+    stamp, and writes them (on SQLite through ``bulk_create``, which would stamp them again a
+    moment later, so that the stored row and the journal's entry would disagree). Declared to
+    migrations as the plain field: the database sees no difference."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_now", True)
+        super().__init__(*args, **kwargs)
+
+    def pre_save(self, model_instance: models.Model, add: bool) -> Any:
+        value = getattr(model_instance, self.attname)
+        if add and value is not None:
+            return value
+        return super().pre_save(model_instance, add)
+
+    def deconstruct(self) -> Any:
+        name, _, args, kwargs = super().deconstruct()
+        return name, "django.db.models.DateTimeField", args, kwargs
+
+
 class TimestampedModel(models.Model):
     id = models.UUIDField(primary_key=True, default=new_id, editable=False)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
-    updated_at = models.DateTimeField(auto_now=True)
+    updated_at = UpdatedAtField()
 
     class Meta:
         abstract = True

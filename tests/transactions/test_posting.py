@@ -211,3 +211,14 @@ def test_it_dry_runs_without_writing(book):
         422,
         "0018",
     )
+
+
+def test_a_posting_is_stored_with_the_times_it_answered(book):
+    """The answer (and the posting's event) and the stored rows agree to the microsecond: the
+    write keeps the time the engine stamped, on every database."""
+    book.fund("@alice", 5_000)
+    answer = book.pay(100, 5).json()
+    tx = Transaction.objects.get(pk=answer["id"])
+    assert tx.updated_at == tx.created_at
+    for op in Operation.objects.filter(transaction_id=tx.pk):
+        assert op.updated_at == op.created_at == tx.created_at
