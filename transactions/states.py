@@ -194,7 +194,10 @@ def _cancel_locked(tx: Transaction) -> Transaction:
         (leg.towards(CREDIT), Operation.RELEASE) for leg in legs_of(tx) if leg.direction == DEBIT
     ]
     reversal = _write(_reversal_of(tx, CANCELLATION), releases, insert=True)
-    tx.status = Transaction.CANCELED
-    tx.updated_at = reversal.updated_at
-    tx.save(update_fields=["status", "updated_at"])
+    tx.status, tx.updated_at = Transaction.CANCELED, reversal.updated_at
+    # At the cancellation's own time, as its event implies for the original (the journal,
+    # docs/BOOKS.md): save() would stamp updated_at anew.
+    Transaction.objects.filter(organization_id=tx.organization_id, pk=tx.pk).update(
+        status=tx.status, updated_at=tx.updated_at
+    )
     return _recorded(reversal, events.TRANSACTION_CANCELED)

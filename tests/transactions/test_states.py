@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tests.conftest import assert_error
+from transactions.models import Transaction
 
 
 def _held(book, amount=1_000, fee=50):
@@ -133,3 +134,15 @@ def test_it_replays_statements_to_the_balance(book):
             account["balance"]["available"],
             account["balance"]["onHold"],
         )
+
+
+def test_a_cancelled_transaction_is_stamped_with_its_cancellation_time(book):
+    """What the cancellation's event says of the original (journal: docs/BOOKS.md) is what is
+    stored: its updatedAt is the cancellation's own time, to the microsecond."""
+    book.fund("@alice", 5_000)
+    tx = _held(book).json()
+    assert book.api.post(f"{book.url}/transactions/{tx['id']}/cancel").status_code == 201
+    original = Transaction.objects.get(pk=tx["id"])
+    cancellation = Transaction.objects.get(parent_id=tx["id"], is_reversal=True)
+    assert original.status == "CANCELED"
+    assert original.updated_at == cancellation.updated_at == cancellation.created_at
