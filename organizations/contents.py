@@ -262,14 +262,19 @@ def external_account_create(*, ledger: Ledger, asset_code: str) -> Account:
 
 
 def external_account_delete(*, ledger_id: Any, asset_code: str) -> int:
-    """Soft-delete the external account of an instrument; called by ``instrument_delete``."""
-    now = timezone.now()
-    return Account.objects.filter(
+    """Soft-delete the external account of an instrument, with its event; called by
+    ``instrument_delete`` inside its transaction."""
+    found = Account.objects.select_related("balance").filter(
         ledger_id=ledger_id,
         alias=f"{Account.EXTERNAL_PREFIX}{asset_code}",
         type=Account.EXTERNAL,
         deleted_at__isnull=True,
-    ).update(deleted_at=now, updated_at=now)
+    )
+    deleted = 0
+    for account in found:
+        _soft_delete(account)
+        deleted += 1
+    return deleted
 
 
 def account_create(

@@ -327,3 +327,13 @@ def test_it_hides_instruments_from_other_organizations(api, ledger_url, usd, out
 
 def test_it_refuses_without_a_token(anon, ledger_url, usd):
     assert_error(anon.get(f"{ledger_url}/instruments"), 401, "0041")
+
+
+def test_deleting_an_instrument_is_an_event_of_its_external_account_too(api, ledger_url, usd):
+    """Every change is an event: the external account deleted with its instrument says so."""
+    assert api.delete(f"{ledger_url}/instruments/{usd['id']}").status_code == 204
+    [external] = api.get(f"{ledger_url}/accounts", {"alias": "@external/USD"}).json()
+    deleted = api.get(f"{ledger_url}/events", {"type": "account.deleted"}).json()
+    assert [(e["resourceId"], e["data"]["deletedAt"]) for e in deleted] == [
+        (external["id"], external["deletedAt"])
+    ]
