@@ -97,6 +97,7 @@ INSTALLED_APPS = [
     "instruments",
     "templates_dsl",
     "transactions",
+    "journal",
 ]
 
 MIDDLEWARE = [
@@ -295,6 +296,11 @@ AMQP_EXCHANGE = _env.str("LEDGER_AMQP_EXCHANGE", default="ledger.events")
 # After the broker fails, the worker waits this long before it tries again, doubling to the max.
 AMQP_RETRY_BASE = env_float("LEDGER_AMQP_RETRY_BASE", 1)
 AMQP_RETRY_MAX = env_float("LEDGER_AMQP_RETRY_MAX", 60)
+# The journal (docs/BOOKS.md): "thread" seals each ledger's new entries from a thread of the
+# process that wrote them, within a second or so; "off" leaves them to manage.py seal_journal.
+JOURNAL_SEALING = _env.str("LEDGER_JOURNAL_SEALING", default="thread")
+if JOURNAL_SEALING not in ("thread", "off"):
+    raise ImproperlyConfigured("LEDGER_JOURNAL_SEALING must be thread or off.")
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"] = {
     "WebhookStatusEnum": "outbox.models.WebhookSubscription.STATUSES",
     "TransactionStatusEnum": "transactions.models.Transaction.STATUSES",

@@ -62,11 +62,13 @@ REFERENCE_TABLES = (
 # order rests on one server's transaction ids, but Citus manages them (Citus local tables): a
 # posting writes its event there and its rows on a worker, and only then does Citus commit the
 # two together (two-phase commit); with a plain table it would commit them one after the other.
+# The journal's blocks seal those events, in their order, so they live beside them.
 COORDINATOR_TABLES = (
     "outbox_event",
     "outbox_webhooksubscription",
     "outbox_delivery",
     "outbox_deliveryattempt",
+    "journal_block",
 )
 # Everything else (Django's auth, admin, sessions and cache) stays a plain coordinator table.
 

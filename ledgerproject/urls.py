@@ -24,6 +24,7 @@ urlpatterns = [
     path("v1/", include("templates_dsl.urls")),
     path("v1/", include("transactions.urls")),
     path("v1/", include("outbox.urls")),
+    path("v1/", include("journal.urls")),
     re_path(r"^v1(?:/.*)?$", UnknownEndpointView.as_view()),
 ]
 

@@ -1,13 +1,19 @@
 """Writing events: ``record`` inside the change's database transaction. The catalogue of types
-is in docs/EVENTS.md: ``<noun>.created|updated|deleted`` for resources and
-``transaction.posted|committed|reverted|canceled`` for postings."""
+is in docs/EVENTS.md: ``<noun>.created|updated|deleted`` for resources,
+``transaction.posted|committed|reverted|canceled`` for postings and ``block.sealed`` for the
+journal (``journal``). Whoever listens (``listen``: the journal's sealer) hears of each ledger
+whose events a database transaction wrote, once it commits."""
 
 from __future__ import annotations
 
+import functools
+import uuid
+from collections.abc import Callable
 from operator import itemgetter
 from typing import Any, TypeVar
 
 from django.core.serializers.json import DjangoJSONEncoder
+from django.db import transaction
 from django.utils import timezone
 
 from ledgerproject import jsonbytes
@@ -35,10 +41,28 @@ TRANSACTION_TYPES = (
     TRANSACTION_REVERTED,
     TRANSACTION_CANCELED,
 )
+# A block of a ledger's journal was sealed. Not itself an entry of the journal: the block it
+# announces is chained already.
+BLOCK_SEALED = "block.sealed"
 CATALOGUE = (
     tuple(f"{noun}.{action}" for noun in RESOURCE_NOUNS for action in (CREATED, UPDATED, DELETED))
     + TRANSACTION_TYPES
+    + (BLOCK_SEALED,)
 )
+
+Listener = Callable[[uuid.UUID, uuid.UUID], None]
+_LISTENERS: list[Listener] = []
+
+
+def listen(listener: Listener) -> None:
+    """Call ``listener(organization_id, ledger_id)`` after each commit of a database
+    transaction that wrote an event of that ledger."""
+    _LISTENERS.append(listener)
+
+
+def _heard(organization_id: Any, ledger_id: Any) -> None:
+    for listener in _LISTENERS:
+        transaction.on_commit(functools.partial(listener, organization_id, ledger_id))
 
 
 def scope_of(instance: Any) -> tuple[Any, Any]:
@@ -56,7 +80,10 @@ def _plain(data: Any) -> Any:
 
 
 def build(event_type: str, instance: Any, data: Any = None) -> Event:
+    """The event, to be written in the current database transaction."""
     organization_id, ledger_id = scope_of(instance)
+    if ledger_id is not None and _LISTENERS and event_type != BLOCK_SEALED:
+        _heard(organization_id, ledger_id)
     return Event(
         event_id=new_id(),
         type=event_type,
@@ -64,11 +91,12 @@ def build(event_type: str, instance: Any, data: Any = None) -> Event:
         ledger_id=ledger_id,
         resource_id=instance.pk,
         created_at=timezone.now(),
-        data=_plain(data) if data is not None else _rendered(instance),
+        data=_plain(data) if data is not None else rendering(instance),
     )
 
 
-def _rendered(instance: Any) -> Any:
+def rendering(instance: Any) -> Any:
+    """The resource as its events hold it: the API's rendering, as plain JSON values."""
     data = renderers.render(instance)
     return data if renderers.renders_plain(type(instance)) else _plain(data)
 

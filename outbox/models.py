@@ -40,6 +40,8 @@ class Event(models.Model):
         indexes = [
             models.Index(fields=["organization_id", "xid", "seq"], name="event_org_order_idx"),
             models.Index(fields=["ledger_id", "xid", "seq"], name="event_ledger_order_idx"),
+            # A resource's events: a transaction's proof, and the books checked against them.
+            models.Index(fields=["resource_id", "xid", "seq"], name="event_resource_idx"),
             models.Index(
                 fields=["seq"],
                 name="event_undispatched_idx",

@@ -37,7 +37,13 @@ def events_after(
     queryset: QuerySet[Event], cursor: tuple[int, int] | None, *, descending: bool = False
 ) -> QuerySet[Event]:
     """The visible events past ``cursor`` (``(xid, seq)``), in order."""
-    queryset = visible(queryset)
+    return past(visible(queryset), cursor, descending=descending)
+
+
+def past(
+    queryset: QuerySet[Event], cursor: tuple[int, int] | None, *, descending: bool = False
+) -> QuerySet[Event]:
+    """The events past ``cursor`` in order, visible or not yet."""
     if cursor is not None:
         xid, seq = cursor
         if descending:

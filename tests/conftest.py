@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
+import time
 from typing import Any
 
 import pytest
 from django.db import connection, transaction
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 os.environ.setdefault("LEDGER_DEV_DEFAULTS", "1")
@@ -83,6 +86,17 @@ class Api:
 
     def delete(self, path: str, **extra: Any) -> Any:
         return self.client.delete(path, **extra)
+
+
+def soon(seconds: float = 1.0) -> Any:
+    """A moment ``seconds`` from now (an expiry that tests then wait for with ``wait_until``:
+    time passes for real, and the books keep the expiry they were given)."""
+    return timezone.now() + dt.timedelta(seconds=seconds)
+
+
+def wait_until(moment: Any) -> None:
+    while (left := (moment - timezone.now()).total_seconds()) > 0:
+        time.sleep(left + 0.01)
 
 
 def make_token(name: str = "test", **kwargs: Any) -> str:

@@ -2,8 +2,8 @@
 
 - the domain knows nothing of HTTP: no module of the four apps outside ``views``,
   ``serializers``, ``urls``, ``filters`` and ``schema`` imports ``ledgerproject.api``;
-- apps depend in one direction, outbox <- organizations <- instruments <- templates_dsl <-
-  transactions: an app imports only itself and the apps to its left;
+- apps depend in one direction, outbox <- journal <- organizations <- instruments <-
+  templates_dsl <- transactions: an app imports only itself and the apps to its left;
 - no project module is imported inside a function (the usual way to dodge a cycle).
 
 Migrations are history and are not read."""
@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-APPS = ["outbox", "organizations", "instruments", "templates_dsl", "transactions"]
+APPS = ["outbox", "journal", "organizations", "instruments", "templates_dsl", "transactions"]
 HTTP_MODULES = {"views", "serializers", "urls", "filters", "schema"}
 PROJECT = (*APPS, "ledgerproject")
 

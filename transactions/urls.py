@@ -19,6 +19,7 @@ transaction_routes = [
     path(f"{TX}/<str:transaction_id>/commit", views.TransactionCommit.as_view(action="commit")),
     path(f"{TX}/<str:transaction_id>/revert", views.TransactionAction.as_view(action="revert")),
     path(f"{TX}/<str:transaction_id>/cancel", views.TransactionAction.as_view(action="cancel")),
+    path(f"{TX}/<str:transaction_id>/proof", views.TransactionProof.as_view()),
 ]
 urlpatterns = [
     path(f"{ACCOUNT}/transactions", views.AccountTransactions.as_view()),

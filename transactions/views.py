@@ -12,6 +12,8 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from journal import selectors as journal
+from journal.serializers import ProofOut, proof_data
 from ledgerproject.api.exceptions import api_error_for
 from ledgerproject.api.filters import known_filters, run_filterset
 from ledgerproject.api.pagination import KeysetPage
@@ -237,6 +239,35 @@ class TransactionItem(ScopedAPIView):
         tx = self.get_scoped(selectors.transactions_of(self.ledger), kwargs["transaction_id"],
                              "transaction")  # fmt: skip
         return Response(transaction_data(tx))
+
+
+class TransactionProof(ScopedAPIView):
+    """GET .../transactions/{id}/proof: each journal entry about the transaction (its posting,
+    and its commit) with its Merkle path and the block that seals it. 200 once every entry is
+    sealed; 202, with a ``Retry-After``, while one still waits for its block (a second or so).
+    A client checks a proof itself against a block hash it keeps (docs/BOOKS.md)."""
+
+    @extend_schema(
+        summary="Prove a transaction is in the journal",
+        responses={
+            200: ProofOut,
+            202: OpenApiResponse(ProofOut, description="An entry is not sealed yet."),
+            **ERRORS,
+        },
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        tx = self.get_scoped(selectors.transactions_of(self.ledger), kwargs["transaction_id"],
+                             "transaction")  # fmt: skip
+        sealed, unsealed = journal.proofs(tx.organization_id, tx.ledger_id, tx.pk)
+        body = {
+            "transactionId": str(tx.pk),
+            "sealed": not unsealed,
+            "proofs": [proof_data(p) for p in sealed],
+            "unsealedEntries": len(unsealed),
+        }
+        if unsealed:
+            return Response(body, status=202, headers={"Retry-After": "1"})
+        return Response(body)
 
 
 class TransactionAction(ScopedAPIView):

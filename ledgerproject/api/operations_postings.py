@@ -255,6 +255,25 @@ POSTING_OPERATIONS: dict[str, Operation] = {
         f"Every event of the ledger, oldest first: what changed, when, and the resource as it "
         f"was then. {EVENTS}",
     ),
+    # The journal
+    f"{LEDGER}_journal_list": Operation(
+        "List the blocks of a ledger's journal",
+        "The ledger's journal, oldest block first: every change to the ledger's books is an "
+        "entry (its event, as the events list sends it), and entries are sealed, within about a "
+        "second, into blocks chained by their hashes. Each block gives its height, the Merkle "
+        "root of its entries, the previous block's hash, its own hash and its entry count. "
+        "Keep the newest hash you read: a transaction's proof checks against it. How the hashes "
+        "are made, and a verifier to copy, are in docs/BOOKS.md. Keyset-paged.",
+    ),
+    f"{LEDGER}_transactions_proof_retrieve": Operation(
+        "Prove a transaction is in the journal",
+        "For each journal entry about the transaction (its posting, and its commit if it was "
+        "held), the entry itself, its hash, its position in its block, the Merkle path from it "
+        "to the block's root, and the block. With a block hash you keep (from the journal or a "
+        "block.sealed event), a client checks the proof itself, trusting nothing else. "
+        "200 once every entry is sealed; 202 with Retry-After while one waits for its block "
+        "(sealed false, unsealedEntries). 404 0007 for a transaction the ledger does not have.",
+    ),
     **webhooks("organizations_webhooks", "organization and all its ledgers"),
     **webhooks(f"{LEDGER}_webhooks", "ledger only"),
 }

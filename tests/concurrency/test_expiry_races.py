@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from organizations.models import Ledger
 from tests.concurrency.conftest import run_threads
-from tests.conftest import Api
+from tests.conftest import Api, soon, wait_until
 from transactions import states
 from transactions.expiry import expire_due
 from transactions.models import Transaction
@@ -35,18 +35,21 @@ def _check_ledger() -> str:
     return out.getvalue()
 
 
-def _held(book, count):
+def _held(book, count, expiry):
     book.fund("@alice", 100_000)
-    later = (timezone.now() + dt.timedelta(hours=1)).isoformat()
-    return [book.pay(100, 1, pending=True, expiresAt=later).json()["id"] for _ in range(count)]
+    return [
+        book.pay(100, 1, pending=True, expiresAt=expiry.isoformat()).json()["id"]
+        for _ in range(count)
+    ]
 
 
 def test_it_lets_exactly_one_of_a_commit_and_the_expiry_win(book):
-    pending = _held(book, 8)
+    due = soon(2)
+    pending = _held(book, 8, due)
     ledger = Ledger.objects.get(pk=book.url.rsplit("/", 1)[1])
-    # Due a moment after the threads start: some commits land before it, some after.
-    due = timezone.now() + dt.timedelta(milliseconds=300)
-    Transaction.objects.filter(pk__in=pending).update(expires_at=due)
+    # The threads start a moment before the holds are due: some commits land before, some
+    # after.
+    wait_until(due - dt.timedelta(milliseconds=300))
 
     def work(index, barrier):
         tx_id = pending[index // 2]
@@ -70,8 +73,9 @@ def test_it_lets_exactly_one_of_a_commit_and_the_expiry_win(book):
 
 
 def test_several_workers_cancel_each_expired_hold_once(book):
-    pending = _held(book, 12)
-    Transaction.objects.filter(pk__in=pending).update(expires_at=timezone.now())
+    due = soon(2)
+    pending = _held(book, 12, due)
+    wait_until(due)
 
     def work(index, barrier):
         barrier.wait()

@@ -11,7 +11,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from organizations.models import Balance, Ledger
-from tests.conftest import assert_error
+from tests.conftest import assert_error, soon, wait_until
 from transactions import states
 from transactions.integrity import ledger_check
 from transactions.models import Transaction
@@ -153,15 +153,12 @@ def test_it_keeps_expires_at_and_refuses_it_where_it_does_not_belong(book):
     assert_error(_pay(book, 100, pending=True, expiresAt="soon"), 400, "0047")
 
 
-def _expire_now(tx_id):
-    Transaction.objects.filter(pk=tx_id).update(expires_at=timezone.now())
-
-
 def test_a_commit_after_the_expiry_is_refused_before_the_worker_ran(book):
     book.post_template(PAY)
     book.fund("@alice", 1_000)
-    tx = _pay(book, 100, pending=True, expiresAt=_future()).json()
-    _expire_now(tx["id"])
+    expiry = soon()
+    tx = _pay(book, 100, pending=True, expiresAt=expiry.isoformat()).json()
+    wait_until(expiry)
     body = assert_error(book.api.post(f"{book.url}/transactions/{tx['id']}/commit"), 422, "0099")
     assert "expired" in body["description"]
     assert book.balance("@alice")["onHold"] == 100
@@ -170,9 +167,10 @@ def test_a_commit_after_the_expiry_is_refused_before_the_worker_ran(book):
 def test_the_worker_cancels_expired_holds_exactly_as_a_cancel(book):
     book.post_template(PAY)
     book.fund("@alice", 1_000)
-    due = _pay(book, 100, pending=True, expiresAt=_future()).json()
+    expiry = soon()
+    due = _pay(book, 100, pending=True, expiresAt=expiry.isoformat()).json()
     later = _pay(book, 50, pending=True, expiresAt=_future()).json()
-    _expire_now(due["id"])
+    wait_until(expiry)
     out = StringIO()
     call_command("expire_holds", "--once", stdout=out)
     assert "expired 1 transaction" in out.getvalue()

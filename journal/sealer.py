@@ -1,0 +1,104 @@
+"""The sealer each process runs beside its own work: no extra process to remember.
+
+Every process that writes events (the web server's workers, a command) hears, after each
+commit, of the ledgers whose events it wrote (``outbox.events.listen``) and seals them from a
+thread of its own a moment later (``DELAY``), so a burst of postings makes one block and no
+request waits for a seal. A ledger whose newest entries could not be sealed yet (a transaction
+older than them was still running) is tried again after ``RETRY``, as is one whose seal failed.
+A command seals what it wrote before it exits. Entries that a process left unsealed when it
+was killed are sealed with the ledger's next entries, by whichever process writes them, or by
+``manage.py seal_journal``.
+
+``settings.JOURNAL_SEALING``: ``"thread"`` (the default) or ``"off"`` (the tests, which seal
+when they choose, and a deployment that runs ``seal_journal`` on a schedule instead)."""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import threading
+import time
+import uuid
+
+from django.conf import settings
+from django.db import close_old_connections
+
+from journal import services
+from outbox import events
+
+log = logging.getLogger("ledger.journal")
+
+DELAY = 0.2
+RETRY = 1.0
+FLUSH_FOR = 10.0  # at most, at a process's exit
+
+Key = tuple[uuid.UUID, uuid.UUID]
+
+
+class Sealer:
+    def __init__(self) -> None:
+        self._due: dict[Key, float] = {}
+        self._changed = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def wake(self, organization_id: uuid.UUID, ledger_id: uuid.UUID, delay: float = DELAY) -> None:
+        at = time.monotonic() + delay
+        with self._changed:
+            key = (organization_id, ledger_id)
+            if key not in self._due or at < self._due[key]:
+                self._due[key] = at
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, name="journal-sealer", daemon=True
+                )
+                self._thread.start()
+            self._changed.notify()
+
+    def _take_due(self) -> list[Key]:
+        with self._changed:
+            while True:
+                now = time.monotonic()
+                due = [key for key, at in self._due.items() if at <= now]
+                if due:
+                    for key in due:
+                        del self._due[key]
+                    return due
+                nearest = min(self._due.values(), default=now + 60.0)
+                self._changed.wait(timeout=nearest - now)
+
+    def _run(self) -> None:
+        while True:
+            keys = self._take_due()
+            close_old_connections()
+            for key in keys:
+                if _sealed_but_waiting(key):
+                    self.wake(*key, delay=RETRY)
+            close_old_connections()
+
+    def flush(self) -> None:
+        """At exit: seal, in the exiting thread, what is still to seal."""
+        with self._changed:
+            keys, self._due = list(self._due), {}
+        deadline = time.monotonic() + FLUSH_FOR
+        while keys and time.monotonic() < deadline:
+            keys = [key for key in keys if _sealed_but_waiting(key)]
+            if keys:
+                time.sleep(RETRY)
+
+
+def _sealed_but_waiting(key: Key) -> bool:
+    """Seal the ledger; answers whether it is to be tried again."""
+    try:
+        return services.seal(*key).waiting
+    except Exception:
+        log.exception("Sealing the journal of ledger %s failed; it will be tried again.", key[1])
+        return True
+
+
+SEALER = Sealer()
+
+
+def start_listening() -> None:
+    if settings.JOURNAL_SEALING == "thread":
+        events.listen(SEALER.wake)
+        atexit.register(SEALER.flush)

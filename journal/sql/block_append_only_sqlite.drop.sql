@@ -1,0 +1,2 @@
+DROP TRIGGER IF EXISTS block_append_only_update;
+DROP TRIGGER IF EXISTS block_append_only_delete;

@@ -1,0 +1,126 @@
+"""The books against their journal: each transaction, account and template of a ledger as it
+is stored now, against the latest journal entry about it (its latest event's rendering).
+
+A change made behind the service's back (a description rewritten, an operation's amount, an
+account's status) leaves the books differing from the journal, whose entries are fixed by
+their blocks' hashes (``journal.verify``). Every field an entry holds is compared; a field the
+rendering gained after the entry was written is not (an entry is never rewritten). Two things
+change without an event of their own and are read as the journal implies: a transaction's
+cancellation (the ``transaction.canceled`` entry of its cancelling transaction makes it
+CANCELED, at that transaction's time), and an account's balance, which its operations carry
+(the other checks hold those), so an account's ``balance`` is not compared and its overdraft
+limit is compared by value, whatever scale the balance now has. Read a slice at a time:
+linear in the ledger's size."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+from django.db.models import Model, Prefetch, QuerySet
+
+from journal.selectors import latest_entries
+from journal.services import entries
+from ledgerproject.amounts import rescale
+from organizations.models import Account, Ledger
+from outbox import events
+from outbox.models import Event
+from templates_dsl.models import TransactionTemplate
+from transactions.models import Operation, Transaction
+from transactions.rendering import transaction_data
+
+SLICE = 500
+MAX_NAMED = 20
+_ABSENT = object()
+
+
+def check_books_match_journal(ledger: Ledger) -> list[str]:
+    scope = {"organization_id": ledger.organization_id, "ledger_id": ledger.pk}
+    found: list[str] = []
+    transactions = Transaction.objects.filter(**scope).prefetch_related(
+        Prefetch("operations", queryset=Operation.objects.order_by("id"))
+    )
+    for rows in _slices(transactions):
+        cancelled = _cancellations(ledger, rows)
+        found += _compare(ledger, "transaction", rows, transaction_data, cancelled)
+    resources: list[tuple[QuerySet[Any], str]] = [
+        (Account.objects.filter(**scope).select_related("balance"), "account"),
+        (TransactionTemplate.objects.filter(**scope), "template"),
+    ]
+    for queryset, noun in resources:
+        for rows in _slices(queryset):
+            found += _compare(ledger, noun, rows, events.rendering, {})
+    if len(found) > MAX_NAMED:
+        found = [*found[:MAX_NAMED], f"and {len(found) - MAX_NAMED} more"]
+    return found
+
+
+def _slices(queryset: QuerySet[Any]) -> Iterator[list[Any]]:
+    last = None
+    while True:
+        page = queryset.order_by("pk")
+        if last is not None:
+            page = page.filter(pk__gt=last)
+        rows = list(page[:SLICE])
+        if not rows:
+            return
+        yield rows
+        last = rows[-1].pk
+
+
+def _cancellations(ledger: Ledger, rows: list[Transaction]) -> dict[uuid.UUID, Event]:
+    """For each transaction of ``rows`` that a cancellation cancelled: that cancellation's
+    entry."""
+    children = dict(
+        Transaction.objects.filter(
+            organization_id=ledger.organization_id,
+            parent_id__in=[t.pk for t in rows],
+            is_reversal=True,
+        ).values_list("id", "parent_id")
+    )
+    cancelling = entries(ledger.organization_id, ledger.pk).filter(
+        type=events.TRANSACTION_CANCELED, resource_id__in=list(children)
+    )
+    return {children[e.resource_id]: e for e in cancelling}
+
+
+def _compare(
+    ledger: Ledger,
+    noun: str,
+    rows: list[Model],
+    render: Any,
+    cancelled: dict[uuid.UUID, Event],
+) -> list[str]:
+    latest = latest_entries(ledger.organization_id, ledger.pk, [row.pk for row in rows])
+    found = []
+    for row in rows:
+        entry = latest.get(row.pk)
+        if entry is None:
+            found.append(f"{noun} {row.pk}: has no journal entry")
+            continue
+        expected = dict(entry.data)
+        by = cancelled.get(row.pk)
+        if by is not None:
+            expected.update(status=Transaction.CANCELED, updatedAt=by.data["updatedAt"])
+        current = render(row)
+        differing = [
+            k for k in expected if _value(k, current.get(k, _ABSENT)) != _value(k, expected[k])
+        ]
+        if differing:
+            found.append(
+                f"{noun} {row.pk}: {', '.join(sorted(differing))} no longer as its journal "
+                f"entry has it (event {entry.event_id})"
+            )
+    return found
+
+
+def _value(key: str, value: Any) -> Any:
+    """A field as compared: operations by id; an overdraft limit by value; no balance."""
+    if key == "balance":
+        return None
+    if key == "operations" and isinstance(value, list):
+        return sorted(value, key=lambda op: str(op.get("id")))
+    if key == "overdraftLimit" and isinstance(value, dict):
+        return rescale(value["amount"], value["scale"], 18)
+    return value
