@@ -1,23 +1,60 @@
-"""The journal's hashes, all SHA-256 (docs/BOOKS.md holds the same rules for a verifier).
+"""What the journal hashes, and how; all SHA-256 (docs/BOOKS.md holds the same rules for a
+verifier).
 
-- An entry's bytes are its event as the events API sends it, in canonical JSON: UTF-8, keys
-  sorted, no whitespace, no escaping beyond JSON's own (``canonical``).
+- An entry is its event as ``entry_of`` writes it: the fields the events API sent when the
+  journal began, in a form fixed here, so that a later change to the API's rendering of events
+  changes no hash. Its bytes are that document in canonical JSON: UTF-8, keys sorted, no
+  whitespace, no escaping beyond JSON's own (``canonical``).
 - An entry's hash is ``SHA-256(0x00 || bytes)``; a node's is ``SHA-256(0x01 || left || right)``;
   a block's root is the Merkle tree hash of its entries' hashes in order, the tree of RFC 9162
   (Certificate Transparency): the left subtree holds the largest power of two entries smaller
   than the whole. The prefixes keep an entry from passing for a node.
-- A block's hash is ``SHA-256`` of its header (``header``) in canonical JSON; the header holds
-  the previous block's hash, so each block fixes every block before it.
+- A block's hash is ``SHA-256`` of its header (``header_of``) in canonical JSON; the header
+  holds the previous block's hash, so each block fixes every block before it.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 from collections.abc import Sequence
 from typing import Any
 
+from journal.models import Block
+from outbox.models import Event
+
 GENESIS = "0" * 64  # the previous hash of a ledger's first block
+TIME = "%Y-%m-%dT%H:%M:%S+0000"  # the journal's own, whatever the API's becomes
+
+
+def _time(value: dt.datetime) -> str:
+    return value.astimezone(dt.UTC).strftime(TIME)
+
+
+def entry_of(event: Event) -> dict[str, Any]:
+    """An event as the journal hashes it (and a proof shows it)."""
+    return {
+        "id": str(event.event_id),
+        "type": event.type,
+        "organizationId": str(event.organization_id),
+        "ledgerId": str(event.ledger_id),
+        "resourceId": str(event.resource_id),
+        "createdAt": _time(event.created_at),
+        "data": event.data,
+    }
+
+
+def header_of(block: Block) -> dict[str, Any]:
+    """A block as its hash covers it."""
+    return {
+        "ledgerId": str(block.ledger_id),
+        "height": block.height,
+        "entryCount": block.entry_count,
+        "root": block.root,
+        "previousHash": block.previous_hash,
+        "sealedAt": _time(block.sealed_at),
+    }
 
 
 def canonical(value: Any) -> bytes:
@@ -26,8 +63,8 @@ def canonical(value: Any) -> bytes:
     ).encode()
 
 
-def entry_hash(body: Any) -> bytes:
-    return hashlib.sha256(b"\x00" + canonical(body)).digest()
+def entry_hash(entry: dict[str, Any]) -> bytes:
+    return hashlib.sha256(b"\x00" + canonical(entry)).digest()
 
 
 def _node(left: bytes, right: bytes) -> bytes:
@@ -78,27 +115,8 @@ def root_from_path(leaf: bytes, index: int, size: int, siblings: Sequence[bytes]
     return r if sn == 0 else None
 
 
-def header(
-    *,
-    ledger_id: str,
-    height: int,
-    entry_count: int,
-    root_hex: str,
-    previous_hash: str,
-    sealed_at: str,
-) -> dict[str, Any]:
-    return {
-        "ledgerId": ledger_id,
-        "height": height,
-        "entryCount": entry_count,
-        "root": root_hex,
-        "previousHash": previous_hash,
-        "sealedAt": sealed_at,
-    }
-
-
-def block_hash(block_header: dict[str, Any]) -> str:
-    return hashlib.sha256(canonical(block_header)).hexdigest()
+def block_hash(block: Block) -> str:
+    return hashlib.sha256(canonical(header_of(block))).hexdigest()
 
 
 def leaves_of(packed: bytes) -> list[bytes]:

@@ -52,3 +52,12 @@ class Block(models.Model):
 
     def __str__(self) -> str:
         return f"block {self.height} of ledger {self.ledger_id}"
+
+    @property
+    def first(self) -> tuple[int, int]:
+        """The events cursor ``(xid, seq)`` of its first entry."""
+        return self.first_xid, self.first_seq
+
+    @property
+    def last(self) -> tuple[int, int]:
+        return self.last_xid, self.last_seq

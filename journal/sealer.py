@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import os
 import threading
 import time
 import uuid
@@ -28,8 +29,9 @@ from outbox import events
 
 log = logging.getLogger("ledger.journal")
 
-DELAY = 0.2
+DELAY = 0.5
 RETRY = 1.0
+BACKOFF_MAX = 60.0
 FLUSH_FOR = 10.0  # at most, at a process's exit
 
 Key = tuple[uuid.UUID, uuid.UUID]
@@ -37,7 +39,13 @@ Key = tuple[uuid.UUID, uuid.UUID]
 
 class Sealer:
     def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        """Empty, with no thread: also in a process just forked, which has no thread of its
+        parent's but may have a copy of its lock taken."""
         self._due: dict[Key, float] = {}
+        self._failures: dict[Key, int] = {}
         self._changed = threading.Condition()
         self._thread: threading.Thread | None = None
 
@@ -71,9 +79,25 @@ class Sealer:
             keys = self._take_due()
             close_old_connections()
             for key in keys:
-                if _sealed_but_waiting(key):
-                    self.wake(*key, delay=RETRY)
+                self._seal(key)
             close_old_connections()
+
+    def _seal(self, key: Key) -> None:
+        """Seal the ledger; again after ``RETRY`` if entries wait for an older transaction, and
+        after a backoff that doubles up to ``BACKOFF_MAX`` while sealing fails."""
+        try:
+            waiting = services.seal(*key).waiting
+        except Exception:
+            failures = self._failures[key] = self._failures.get(key, 0) + 1
+            if failures == 1 or failures % 10 == 0:
+                log.exception(
+                    "Sealing the journal of ledger %s failed (%d times).", key[1], failures
+                )
+            self.wake(*key, delay=min(BACKOFF_MAX, RETRY * 2 ** (failures - 1)))
+            return
+        self._failures.pop(key, None)
+        if waiting:
+            self.wake(*key, delay=RETRY)
 
     def flush(self) -> None:
         """At exit: seal, in the exiting thread, what is still to seal."""
@@ -87,11 +111,11 @@ class Sealer:
 
 
 def _sealed_but_waiting(key: Key) -> bool:
-    """Seal the ledger; answers whether it is to be tried again."""
+    """Seal the ledger (at exit); answers whether it is to be tried again."""
     try:
         return services.seal(*key).waiting
     except Exception:
-        log.exception("Sealing the journal of ledger %s failed; it will be tried again.", key[1])
+        log.exception("Sealing the journal of ledger %s failed at exit.", key[1])
         return True
 
 
@@ -102,3 +126,11 @@ def start_listening() -> None:
     if settings.JOURNAL_SEALING == "thread":
         events.listen(SEALER.wake)
         atexit.register(SEALER.flush)
+        os.register_at_fork(after_in_child=SEALER._reset)
+
+
+def wake(organization_id: uuid.UUID, ledger_id: uuid.UUID) -> None:
+    """Ask for a seal of the ledger soon, where this process seals (a reader that found an
+    entry waiting: its writer may have been killed before it sealed)."""
+    if settings.JOURNAL_SEALING == "thread":
+        SEALER.wake(organization_id, ledger_id)

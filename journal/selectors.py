@@ -12,7 +12,6 @@ from django.db.models import Q, QuerySet
 from journal import merkle
 from journal.models import Block
 from journal.services import entries
-from outbox.events import event_body
 from outbox.models import Event
 
 
@@ -24,7 +23,7 @@ def blocks(organization_id: uuid.UUID, ledger_id: uuid.UUID) -> QuerySet[Block]:
 
 def block_entries(block: Block) -> QuerySet[Event]:
     """The entries a block seals, in order (all of them, whatever happened to them since)."""
-    first, last = (block.first_xid, block.first_seq), (block.last_xid, block.last_seq)
+    first, last = block.first, block.last
     return (
         entries(block.organization_id, block.ledger_id)
         .filter(xid__gte=first[0], xid__lte=last[0])  # the index's range, spelled out
@@ -35,8 +34,9 @@ def block_entries(block: Block) -> QuerySet[Event]:
 
 
 def block_of(event: Event) -> Block | None:
-    """The block that seals ``event``; None while it is not sealed."""
-    assert event.ledger_id is not None
+    """The block that seals ``event``; None while it is not sealed (or not a ledger's)."""
+    if event.ledger_id is None:
+        return None
     return (
         blocks(event.organization_id, event.ledger_id)
         .filter(last_xid__gte=event.xid)  # the index's range, spelled out
@@ -55,7 +55,7 @@ class EntryProof:
 
     @property
     def entry_hash(self) -> bytes:
-        return merkle.entry_hash(event_body(self.event))
+        return merkle.entry_hash(merkle.entry_of(self.event))
 
 
 def proofs(

@@ -6,26 +6,21 @@ from typing import Any
 
 from rest_framework import serializers
 
+from journal import merkle
 from journal.models import Block
 from journal.selectors import EntryProof
-from ledgerproject.formats import render_timestamp
 from outbox import renderers
-from outbox.events import event_body
 from outbox.models import Event
 from outbox.serializers import encode_cursor
 
 
 def block_data(block: Block) -> dict[str, Any]:
+    """The block: its header (what its hash covers), its hash, and where its entries are."""
     return {
         "id": str(block.id),
         "organizationId": str(block.organization_id),
-        "ledgerId": str(block.ledger_id),
-        "height": block.height,
-        "entryCount": block.entry_count,
-        "root": block.root,
-        "previousHash": block.previous_hash,
+        **merkle.header_of(block),
         "hash": block.hash,
-        "sealedAt": render_timestamp(block.sealed_at),
         "firstEntryCursor": encode_cursor(Event(xid=block.first_xid, seq=block.first_seq)),
         "lastEntryCursor": encode_cursor(Event(xid=block.last_xid, seq=block.last_seq)),
     }
@@ -36,7 +31,7 @@ renderers.register(Block, "block", block_data, plain=True)
 
 def proof_data(proof: EntryProof) -> dict[str, Any]:
     return {
-        "entry": event_body(proof.event),
+        "entry": merkle.entry_of(proof.event),
         "entryHash": proof.entry_hash.hex(),
         "position": proof.position,
         "path": [sibling.hex() for sibling in proof.path],

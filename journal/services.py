@@ -4,9 +4,11 @@ A sealer reads the ledger's events after the last block's, in order and only tho
 no longer be overtaken (``outbox.selectors.events_after``: on PostgreSQL nothing at or above
 the oldest transaction still running), hashes them, and writes the block and its
 ``block.sealed`` event in one database transaction. Postings never wait for it: they write
-their events and go; nothing a posting locks is locked here. Two sealers of one ledger may
-race: both build the next block, the database's unique height lets one commit it, and the
-other finds its work done (``seal`` answers what it sealed, and whether more is waiting)."""
+their events and go; nothing a posting locks is locked here. Two sealers of one ledger do not
+both work: on PostgreSQL the first takes the ledger's sealer lock (an advisory lock that only
+sealers take, in a key space of its own) and the other leaves the entries to it; were two ever
+to build the same block, the unique height would let one commit it. ``seal`` answers what it
+sealed, and whether more is waiting."""
 
 from __future__ import annotations
 
@@ -14,23 +16,26 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from journal import merkle
 from journal.models import Block
-from ledgerproject.formats import render_timestamp
+from ledgerproject.db import by_database
 from outbox import events
 from outbox.models import Event
 from outbox.selectors import events_after, past
 
 MAX_ENTRIES = 1000  # per block: a proof's path stays short and a block's read small
+SEALER_LOCK_CLASS = 7301  # the advisory locks' first key, for the journal's sealers
 
 
 @dataclass(frozen=True)
 class Sealed:
     blocks: int  # blocks this call wrote
-    waiting: bool  # entries committed after the last block that could not be sealed yet
+    # Entries committed after the last block are left: a transaction older than them is still
+    # running, or another sealer took the height this one wanted.
+    waiting: bool
 
 
 def entries(organization_id: uuid.UUID, ledger_id: uuid.UUID) -> Any:
@@ -49,18 +54,42 @@ def head(organization_id: uuid.UUID, ledger_id: uuid.UUID) -> Block | None:
 
 
 def _cursor(block: Block | None) -> tuple[int, int] | None:
-    return None if block is None else (block.last_xid, block.last_seq)
+    return None if block is None else block.last
+
+
+class _Busy(Exception):
+    """Another sealer holds the ledger."""
+
+
+def _sealer_lock_postgresql(ledger_id: uuid.UUID) -> bool:
+    """The ledger's sealer lock, held to the end of the database transaction; False at once
+    when another sealer holds it (which then seals these entries too). Only sealers take it:
+    a posting never waits for it."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_try_advisory_xact_lock(%s, hashtext(%s))",
+            [SEALER_LOCK_CLASS, str(ledger_id)],
+        )
+        return bool(cursor.fetchone()[0])
+
+
+def _sealer_lock_sqlite(ledger_id: uuid.UUID) -> bool:
+    return True  # writers are serialized: a sealer has the database to itself
+
+
+sealer_lock = by_database(postgresql=_sealer_lock_postgresql, sqlite=_sealer_lock_sqlite)
 
 
 def seal(organization_id: uuid.UUID, ledger_id: uuid.UUID, *, max_blocks: int = 100) -> Sealed:
     """Seal what can be sealed of the ledger's journal, a block of up to ``MAX_ENTRIES``
-    entries at a time."""
+    entries at a time. Another sealer at work on the ledger is left to it."""
     written = 0
     while written < max_blocks:
         try:
             block = _seal_one(organization_id, ledger_id)
-        except IntegrityError:
-            # Another sealer committed this height first: its block holds these entries.
+        except (_Busy, IntegrityError):
+            # Another sealer holds the ledger, or committed this height first (where the lock
+            # is not, on SQLite): its blocks hold these entries.
             return Sealed(written, waiting=True)
         if block is None:
             break
@@ -72,13 +101,15 @@ def seal(organization_id: uuid.UUID, ledger_id: uuid.UUID, *, max_blocks: int = 
 
 def _seal_one(organization_id: uuid.UUID, ledger_id: uuid.UUID) -> Block | None:
     with transaction.atomic(durable=True):
+        if not sealer_lock(ledger_id):
+            raise _Busy
         previous = head(organization_id, ledger_id)
         rows = list(
             events_after(entries(organization_id, ledger_id), _cursor(previous))[:MAX_ENTRIES]
         )
         if not rows:
             return None
-        leaves = [merkle.entry_hash(events.event_body(e)) for e in rows]
+        leaves = [merkle.entry_hash(merkle.entry_of(e)) for e in rows]
         sealed_at = timezone.now()
         block = Block(
             organization_id=organization_id,
@@ -94,18 +125,7 @@ def _seal_one(organization_id: uuid.UUID, ledger_id: uuid.UUID) -> Block | None:
             leaves=b"".join(leaves),
             sealed_at=sealed_at,
         )
-        block.hash = merkle.block_hash(header_of(block))
+        block.hash = merkle.block_hash(block)
         block.save(force_insert=True)
         events.build(events.BLOCK_SEALED, block).save(force_insert=True)
         return block
-
-
-def header_of(block: Block) -> dict[str, object]:
-    return merkle.header(
-        ledger_id=str(block.ledger_id),
-        height=block.height,
-        entry_count=block.entry_count,
-        root_hex=block.root,
-        previous_hash=block.previous_hash,
-        sealed_at=render_timestamp(block.sealed_at) or "",
-    )

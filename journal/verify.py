@@ -1,7 +1,11 @@
 """Verifying a ledger's journal against itself: each block's hash, its place in the chain, its
-root, and each entry's hash against the entry as it is stored now. One pass over the blocks
+root, and each entry as stored now against the hash its block keeps. One pass over the blocks
 and one over the entries, in order: linear in the journal's size. (Whether the books match
-their journal is ``transactions.integrity.check_books_match_journal``.)"""
+their journal is ``transactions.against_journal``.)
+
+An entry found where no block covers it, between two blocks or before the first, was written
+after those blocks were sealed, for no sealer leaves one there: it is named. Entries after the
+last block are waiting for their seal, and are not."""
 
 from __future__ import annotations
 
@@ -11,62 +15,79 @@ from collections.abc import Iterator
 from journal import merkle
 from journal.models import Block
 from journal.selectors import blocks, describe, stream
-from journal.services import header_of
-from outbox.events import event_body
 from outbox.models import Event
 
-MAX_NAMED = 20  # entries named per ledger; the rest are counted
+MAX_NAMED = 20  # problems named per check of a ledger; the rest are counted
+
+
+def capped(problems: list[str]) -> list[str]:
+    if len(problems) <= MAX_NAMED:
+        return problems
+    return [*problems[:MAX_NAMED], f"and {len(problems) - MAX_NAMED} more"]
 
 
 def check_chain(organization_id: uuid.UUID, ledger_id: uuid.UUID) -> list[str]:
     problems: list[str] = []
-    unmatched = 0
     pending = _Entries(stream(organization_id, ledger_id))
     previous: Block | None = None
     for block in blocks(organization_id, ledger_id).iterator(chunk_size=200):
         problems += _block_problems(block, previous)
-        leaves = merkle.leaves_of(bytes(block.leaves))
-        sealed = pending.through(block)
-        ends = [(e.xid, e.seq) for e in (sealed[0], sealed[-1])] if sealed else []
-        if len(sealed) != len(leaves) or ends != [
-            (block.first_xid, block.first_seq),
-            (block.last_xid, block.last_seq),
-        ]:
-            problems.append(
-                f"block {block.height}: seals {len(leaves)} entries, {len(sealed)} are stored "
-                "in its range (entries were removed or added)"
-            )
-        for position, (event, leaf) in enumerate(zip(sealed, leaves, strict=False)):
-            if merkle.entry_hash(event_body(event)) != leaf:
-                unmatched += 1
-                if unmatched <= MAX_NAMED:
-                    problems.append(
-                        f"block {block.height}, entry {position}: {describe(event)} no longer "
-                        "matches its hash"
-                    )
+        outside, sealed = pending.through(block)
+        problems += [
+            f"block {block.height}: {describe(e)} lies before it, where no block covers it "
+            "(written after the blocks around it were sealed)"
+            for e in outside
+        ]
+        problems += _entry_problems(block, sealed)
         previous = block
-    if unmatched > MAX_NAMED:
-        problems.append(f"and {unmatched - MAX_NAMED} more entries that no longer match")
-    return problems
+    return capped(problems)
 
 
 def _block_problems(block: Block, previous: Block | None) -> list[str]:
-    expected_height = 0 if previous is None else previous.height + 1
     problems = []
-    if block.height != expected_height:
-        problems.append(f"block {block.height}: comes after block {expected_height - 1}")
+    if previous is not None and block.height != previous.height + 1:
+        problems.append(f"block {block.height}: comes right after block {previous.height}")
+    if previous is None and block.height != 0:
+        problems.append(f"block {block.height}: the ledger's first block, not numbered 0")
     expected_previous = merkle.GENESIS if previous is None else previous.hash
     if block.previous_hash != expected_previous:
+        before = "the first block's" if previous is None else f"block {previous.height}'s hash"
         problems.append(
-            f"block {block.height}: the chain breaks here (its previous hash is not the hash of "
-            f"block {expected_height - 1})"
+            f"block {block.height}: the chain breaks here (its previous hash is not {before})"
         )
-    if merkle.block_hash(header_of(block)) != block.hash:
+    if merkle.block_hash(block) != block.hash:
         problems.append(f"block {block.height}: its hash does not match its header")
     leaves = merkle.leaves_of(bytes(block.leaves))
     if not leaves or len(leaves) != block.entry_count or merkle.root(leaves).hex() != block.root:
         problems.append(f"block {block.height}: its root does not match its entries' hashes")
     return problems
+
+
+def _entry_problems(block: Block, sealed: list[Event]) -> list[str]:
+    """Each entry against the hash at its position; when entries were removed or added, the
+    hashes the block keeps that no entry has, and the entries it never sealed."""
+    leaves = merkle.leaves_of(bytes(block.leaves))
+    hashes = [merkle.entry_hash(merkle.entry_of(e)) for e in sealed]
+    if len(hashes) == len(leaves):
+        return [
+            f"block {block.height}, entry {position}: {describe(event)} no longer matches its hash"
+            for position, (event, found, kept) in enumerate(
+                zip(sealed, hashes, leaves, strict=True)
+            )
+            if found != kept
+        ]
+    stored = set(hashes)
+    kept_set = set(leaves)
+    return [
+        f"block {block.height}, entry {position}: missing (no entry stored in the block's range "
+        "has its hash: removed or changed)"
+        for position, kept in enumerate(leaves)
+        if kept not in stored
+    ] + [
+        f"block {block.height}: {describe(event)} is not an entry it sealed (added or changed)"
+        for event, found in zip(sealed, hashes, strict=True)
+        if found not in kept_set
+    ]
 
 
 class _Entries:
@@ -76,13 +97,13 @@ class _Entries:
         self._events = events
         self._next = next(events, None)
 
-    def through(self, block: Block) -> list[Event]:
-        """The entries up to the block's last; those before its first (left between two
-        blocks, where none should be) are passed over."""
-        first, last = (block.first_xid, block.first_seq), (block.last_xid, block.last_seq)
-        taken = []
-        while self._next is not None and (self._next.xid, self._next.seq) <= last:
-            if (self._next.xid, self._next.seq) >= first:
-                taken.append(self._next)
+    def through(self, block: Block) -> tuple[list[Event], list[Event]]:
+        """The entries up to the block's last: those before its first (where no block should
+        have any), and its own."""
+        outside: list[Event] = []
+        taken: list[Event] = []
+        while self._next is not None and (self._next.xid, self._next.seq) <= block.last:
+            cursor = (self._next.xid, self._next.seq)
+            (taken if cursor >= block.first else outside).append(self._next)
             self._next = next(self._events, None)
-        return taken
+        return outside, taken

@@ -62,7 +62,8 @@ def listen(listener: Listener) -> None:
 
 def _heard(organization_id: Any, ledger_id: Any) -> None:
     for listener in _LISTENERS:
-        transaction.on_commit(functools.partial(listener, organization_id, ledger_id))
+        # robust: a listener that fails must not fail a request whose change has committed.
+        transaction.on_commit(functools.partial(listener, organization_id, ledger_id), robust=True)
 
 
 def scope_of(instance: Any) -> tuple[Any, Any]:

@@ -22,6 +22,7 @@ from django.db.models import Model, Prefetch, QuerySet
 
 from journal.selectors import latest_entries
 from journal.services import entries
+from journal.verify import capped
 from ledgerproject.amounts import rescale
 from organizations.models import Account, Ledger
 from outbox import events
@@ -31,7 +32,6 @@ from transactions.models import Operation, Transaction
 from transactions.rendering import transaction_data
 
 SLICE = 500
-MAX_NAMED = 20
 _ABSENT = object()
 
 
@@ -44,6 +44,7 @@ def check_books_match_journal(ledger: Ledger) -> list[str]:
     for rows in _slices(transactions):
         cancelled = _cancellations(ledger, rows)
         found += _compare(ledger, "transaction", rows, transaction_data, cancelled)
+    found += _removed(ledger, "transaction", Transaction.objects.filter(**scope))
     resources: list[tuple[QuerySet[Any], str]] = [
         (Account.objects.filter(**scope).select_related("balance"), "account"),
         (TransactionTemplate.objects.filter(**scope), "template"),
@@ -51,9 +52,34 @@ def check_books_match_journal(ledger: Ledger) -> list[str]:
     for queryset, noun in resources:
         for rows in _slices(queryset):
             found += _compare(ledger, noun, rows, events.rendering, {})
-    if len(found) > MAX_NAMED:
-        found = [*found[:MAX_NAMED], f"and {len(found) - MAX_NAMED} more"]
-    return found
+        found += _removed(ledger, noun, queryset)
+    return capped(found)
+
+
+def _removed(ledger: Ledger, noun: str, rows: QuerySet[Any]) -> list[str]:
+    """The resources the journal has entries about that are no longer stored. Counted first
+    (one query each side); named only when the counts differ."""
+    about = (
+        entries(ledger.organization_id, ledger.pk)
+        .filter(type__startswith=f"{noun}.")
+        .order_by()
+        .values_list("resource_id", flat=True)
+        .distinct()
+    )
+    if about.count() <= rows.count():
+        return []
+    found, chunk = [], []
+    for resource_id in about.iterator(chunk_size=SLICE):
+        chunk.append(resource_id)
+        if len(chunk) == SLICE:
+            found += _missing(noun, rows, chunk)
+            chunk = []
+    return found + _missing(noun, rows, chunk)
+
+
+def _missing(noun: str, rows: QuerySet[Any], ids: list[uuid.UUID]) -> list[str]:
+    stored = set(rows.filter(pk__in=ids).values_list("pk", flat=True))
+    return [f"{noun} {pk}: in the journal, but no longer stored" for pk in ids if pk not in stored]
 
 
 def _slices(queryset: QuerySet[Any]) -> Iterator[list[Any]]:
@@ -103,6 +129,10 @@ def _compare(
         by = cancelled.get(row.pk)
         if by is not None:
             expected.update(status=Transaction.CANCELED, updatedAt=by.data["updatedAt"])
+        if entry.type.endswith(".deleted") != (getattr(row, "deleted_at", None) is not None):
+            state = "deleted" if entry.type.endswith(".deleted") else "not deleted"
+            found.append(f"{noun} {row.pk}: its journal entry has it {state}")
+            continue
         current = render(row)
         differing = [
             k for k in expected if _value(k, current.get(k, _ABSENT)) != _value(k, expected[k])

@@ -12,6 +12,7 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from journal import sealer
 from journal import selectors as journal
 from journal.serializers import ProofOut, proof_data
 from ledgerproject.api.exceptions import api_error_for
@@ -266,6 +267,7 @@ class TransactionProof(ScopedAPIView):
             "unsealedEntries": len(unsealed),
         }
         if unsealed:
+            sealer.wake(tx.organization_id, tx.ledger_id)
             return Response(body, status=202, headers={"Retry-After": "1"})
         return Response(body)
 

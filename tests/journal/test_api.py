@@ -31,11 +31,11 @@ def verifier(tmp_path: Path) -> Path:
     return path
 
 
-def run_verifier(tmp_path: Path, answer: dict, block_hash: str) -> str:
+def run_verifier(tmp_path: Path, answer: dict, *block_hashes: str) -> str:
     proof = tmp_path / "proof.json"
     proof.write_text(json.dumps(answer))
     done = subprocess.run(
-        [sys.executable, "-I", str(verifier(tmp_path)), str(proof), block_hash],
+        [sys.executable, "-I", str(verifier(tmp_path)), str(proof), *block_hashes],
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     return done.stdout.strip()
@@ -49,6 +49,7 @@ def _seal(book):
 def test_a_proof_checks_with_the_documented_verifier(book, tmp_path):
     book.fund("@alice", 5_000)
     held = book.pay(100, 5, pending=True).json()
+    _seal(book)  # the posting in one block, its commit in the next
     assert book.api.post(f"{book.url}/transactions/{held['id']}/commit").status_code == 200
     for amount in range(1, 6):
         book.pay(amount, 0)
@@ -61,13 +62,16 @@ def test_a_proof_checks_with_the_documented_verifier(book, tmp_path):
         "transaction.posted",
         "transaction.committed",
     ]
-    head = book.api.get(f"{book.url}/journal").json()[-1]
-    assert body["proofs"][0]["block"]["hash"] == head["hash"]
-    assert run_verifier(tmp_path, body, head["hash"]) == "yes"
-    # Any change to what is proven, or another block's hash, and the answer is no.
-    assert run_verifier(tmp_path, body, "0" * 64) == "no"
+    journal = book.api.get(f"{book.url}/journal").json()
+    assert [p["block"]["hash"] for p in body["proofs"]] == [b["hash"] for b in journal]
+    hashes = [b["hash"] for b in journal]
+    assert run_verifier(tmp_path, body, *hashes) == "yes"
+    # A block it does not hold, another transaction, no proof, a changed entry: no.
+    assert run_verifier(tmp_path, body, hashes[-1]) == "no"
+    assert run_verifier(tmp_path, {**body, "transactionId": str(uuid.uuid4())}, *hashes) == "no"
+    assert run_verifier(tmp_path, {**body, "proofs": []}, *hashes) == "no"
     body["proofs"][0]["entry"]["data"]["amount"]["amount"] += 1
-    assert run_verifier(tmp_path, body, head["hash"]) == "no"
+    assert run_verifier(tmp_path, body, *hashes) == "no"
 
 
 def test_an_unsealed_transaction_answers_202(book):

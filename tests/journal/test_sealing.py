@@ -7,12 +7,11 @@ import uuid
 
 from django.core.management import call_command
 
-from journal import merkle
+from journal import merkle, sealer
 from journal.models import Block
 from journal.selectors import proofs
-from journal.services import entries, seal
+from journal.services import Sealed, entries, seal
 from journal.verify import check_chain
-from outbox.events import event_body
 
 
 def _ids(book):
@@ -49,7 +48,7 @@ def test_a_proof_leads_from_the_entry_to_its_block(book):
     sealed, unsealed = proofs(org, ledger, uuid.UUID(paid["id"]))
     assert unsealed == [] and len(sealed) == 1
     (proof,) = sealed
-    leaf = merkle.entry_hash(event_body(proof.event))
+    leaf = merkle.entry_hash(merkle.entry_of(proof.event))
     root = merkle.root_from_path(leaf, proof.position, proof.block.entry_count, proof.path)
     assert root is not None and root.hex() == proof.block.root
 
@@ -77,3 +76,23 @@ def test_a_large_backlog_is_sealed_in_blocks_of_at_most_max_entries(book, monkey
     counts = list(Block.objects.filter(ledger_id=ledger).values_list("entry_count", flat=True))
     assert counts[:-1] == [3] * (len(counts) - 1) and sum(counts) == total
     assert check_chain(org, ledger) == []
+
+
+def test_the_sealer_backs_off_while_sealing_fails_and_forgets_once_it_works(monkeypatch):
+    asked: list[float] = []
+
+    class Recording(sealer.Sealer):
+        def wake(self, organization_id, ledger_id, delay=sealer.DELAY):
+            asked.append(delay)
+
+    def broken(*key):
+        raise RuntimeError("the database is gone")
+
+    monkeypatch.setattr(sealer.services, "seal", broken)
+    recording, key = Recording(), (uuid.uuid4(), uuid.uuid4())
+    for _ in range(8):
+        recording._seal(key)
+    assert asked == [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 60.0, 60.0]
+    monkeypatch.setattr(sealer.services, "seal", lambda *key: Sealed(1, waiting=False))
+    recording._seal(key)
+    assert asked[8:] == [] and key not in recording._failures

@@ -36,11 +36,11 @@ from hypothesis.stateful import (
 )
 
 from journal.services import seal
+from journal.verify import MAX_NAMED
 from ledgerproject.amounts import in_range
 from organizations.models import Balance, Ledger
 from tests.conftest import Api, make_token
 from tests.reliability.conftest import scaled
-from transactions.against_journal import MAX_NAMED
 from transactions.expiry import expire_due
 from transactions.integrity import ledger_check
 from transactions.models import Transaction

@@ -6,7 +6,8 @@ review found: postings of one unit at scale 18 (which used to cap an account), d
 widest template the limits allow naming thousands of unknown variables (which used to burn
 seconds of CPU), and crossing moves of organizations (which used to make cycles).
 
-Afterwards: ``check_ledger`` passes (the organization tree included); every answer was one the
+A sealer seals the ledger's journal all along. Afterwards: ``check_ledger`` passes (the
+organization tree and the journal included), every entry sealed once; every answer was one the
 API documents (never a 5xx); every transaction in the ledger was acknowledged to someone,
 every acknowledged one is there exactly once, one per idempotency key; and the operations in
 the ledger are exactly the ones the acknowledged answers showed, so a refused request left
@@ -26,7 +27,10 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
+from journal.models import Block
+from journal.services import entries, seal
 from organizations.integrity import tree_problems
+from organizations.models import Ledger
 from templates_dsl import limits
 from tests.conftest import Api
 from tests.reliability.conftest import run_threads, scaled, scaled_seconds
@@ -201,7 +205,27 @@ def test_32_threads_of_random_postings_leave_a_consistent_ledger(book):
                 shared.add(shared.held, answer["id"])
         return log
 
-    logs = run_threads(THREADS, work)
+    # The journal is sealed all along, by a sealer racing the postings.
+    ledger = Ledger.objects.get(pk=book.url.rsplit("/", 1)[1])
+    stop_sealing = threading.Event()
+
+    def sealing() -> None:
+        try:
+            while not stop_sealing.is_set():
+                seal(ledger.organization_id, ledger.pk)
+        finally:
+            connection.close()
+
+    sealer = threading.Thread(target=sealing)
+    sealer.start()
+    try:
+        logs = run_threads(THREADS, work)
+    finally:
+        stop_sealing.set()
+        sealer.join(timeout=60)
+    seal(ledger.organization_id, ledger.pk)
+    sealed = Block.objects.filter(organization_id=ledger.organization_id, ledger_id=ledger.pk)
+    assert sum(b.entry_count for b in sealed) == entries(ledger.organization_id, ledger.pk).count()
 
     figures: Counter[str] = Counter()
     created: list[str] = []  # every transaction a 201 announced as new

@@ -35,6 +35,6 @@ class Command(BaseCommand):
             blocks += sealed.blocks
             waiting += sealed.waiting
         self.stdout.write(
-            f"Sealed {blocks} block(s); {waiting} ledger(s) have entries that could not be "
-            "sealed yet (a transaction older than them is still running)."
+            f"Sealed {blocks} block(s); {waiting} ledger(s) have entries left to seal (an "
+            "older transaction still running, or another sealer at work)."
         )
