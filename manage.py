@@ -12,6 +12,9 @@ def main() -> None:
     from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 
+    from ledgerproject.actors import as_command
+
+    as_command(sys.argv)  # what a command writes names it and the user who ran it
     try:
         execute_from_command_line(sys.argv)
     except ImproperlyConfigured as exc:

@@ -41,6 +41,9 @@ def entry_of(event: Event) -> dict[str, Any]:
         "ledgerId": str(event.ledger_id),
         "resourceId": str(event.resource_id),
         "createdAt": _time(event.created_at),
+        "actor": {"kind": event.actor_kind, "name": event.actor_name, "id": event.actor_id},
+        "requestId": event.request_id or None,
+        "clientAddress": event.client_address,
         "data": event.data,
     }
 

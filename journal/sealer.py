@@ -25,6 +25,7 @@ from django.conf import settings
 from django.db import close_old_connections
 
 from journal import services
+from ledgerproject import actors
 from outbox import events
 
 log = logging.getLogger("ledger.journal")
@@ -35,6 +36,7 @@ BACKOFF_MAX = 60.0
 FLUSH_FOR = 10.0  # at most, at a process's exit
 
 Key = tuple[uuid.UUID, uuid.UUID]
+SEALER_ACTOR = actors.Actor("system", "journal sealer")
 
 
 class Sealer:
@@ -75,6 +77,10 @@ class Sealer:
                 self._changed.wait(timeout=nearest - now)
 
     def _run(self) -> None:
+        with actors.working(actors.Work(actor=SEALER_ACTOR)):
+            self._loop()
+
+    def _loop(self) -> None:
         while True:
             keys = self._take_due()
             close_old_connections()

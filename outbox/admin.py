@@ -15,6 +15,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from ledgerproject.admin_base import LedgerModelAdmin
+from ledgerproject.admin_csv import CsvExportMixin
 from ledgerproject.errors import LedgerError
 from outbox import webhooks
 from outbox.events import CATALOGUE
@@ -22,12 +23,31 @@ from outbox.models import Delivery, DeliveryAttempt, Event, WebhookSubscription
 
 
 @admin.register(Event)
-class EventAdmin(LedgerModelAdmin):
-    list_display = ("seq", "type", "organization_id", "ledger_id", "created_at", "dispatched_at",
-                    "published_at")  # fmt: skip
-    list_filter = ("type",)
-    search_fields = ("=event_id", "=resource_id", "=organization_id", "=ledger_id")
+class EventAdmin(CsvExportMixin, LedgerModelAdmin):
+    """The audit trail: every change, who made it (actor), in which request, from where. A
+    ledger's own is this list with ``?ledger_id=<id>`` (linked from the ledger's dashboard)."""
+
+    list_display = ("created_at", "type", "actor_kind", "actor_name", "request_id",
+                    "client_address", "resource_id", "ledger_id")  # fmt: skip
+    list_filter = ("type", "actor_kind", "created_at")
+    search_fields = ("=event_id", "=resource_id", "=organization_id", "=ledger_id",
+                     "actor_name", "=actor_id", "=request_id")  # fmt: skip
+    search_help_text = (
+        "An event, resource, organization or ledger id; a request id; an actor's name or id."
+    )
     ordering = ("-seq",)
+    csv_columns = (
+        ("created_at", lambda e: e.created_at.isoformat()),
+        ("type", lambda e: e.type),
+        ("actor_kind", lambda e: e.actor_kind),
+        ("actor_name", lambda e: e.actor_name),
+        ("actor_id", lambda e: e.actor_id or ""),
+        ("request_id", lambda e: e.request_id),
+        ("client_address", lambda e: e.client_address or ""),
+        ("resource_id", lambda e: e.resource_id),
+        ("ledger_id", lambda e: e.ledger_id or ""),
+        ("event_id", lambda e: e.event_id),
+    )
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

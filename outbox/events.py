@@ -16,7 +16,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.utils import timezone
 
-from ledgerproject import jsonbytes
+from ledgerproject import actors, jsonbytes
 from ledgerproject.db import new_id
 from ledgerproject.formats import render_timestamp
 from outbox import renderers
@@ -93,6 +93,8 @@ def build(event_type: str, instance: Any, data: Any = None) -> Event:
         resource_id=instance.pk,
         created_at=timezone.now(),
         data=_plain(data) if data is not None else rendering(instance),
+        client_address=actors.current().client_address,
+        **actors.stamp(),
     )
 
 
@@ -118,12 +120,16 @@ def event_body(event: Event) -> dict[str, Any]:
         "ledgerId": None if event.ledger_id is None else str(event.ledger_id),
         "resourceId": str(event.resource_id),
         "createdAt": render_timestamp(event.created_at),
+        "actor": {"kind": event.actor_kind, "name": event.actor_name, "id": event.actor_id},
+        "requestId": event.request_id or None,
+        "clientAddress": event.client_address,
         "data": event.data,
     }
 
 
 EVENT_COLUMNS = (
     "event_id", "type", "organization_id", "ledger_id", "resource_id", "created_at", "data",
+    "actor_kind", "actor_name", "actor_id", "request_id", "client_address",
 )  # fmt: skip
 _event_values = itemgetter(*EVENT_COLUMNS)
 

@@ -26,6 +26,13 @@ class Event(models.Model):
     resource_id = models.UUIDField()
     created_at = models.DateTimeField()
     data = models.JSONField()
+    # Who made the change, in which request, from where (``ledgerproject.actors``).
+    # Database defaults too, for rows written by SQL of its own (a migration, a bulk load).
+    actor_kind = models.CharField(max_length=16, default="system", db_default="system")
+    actor_name = models.CharField(max_length=256, default="", db_default="")
+    actor_id = models.CharField(max_length=64, null=True, blank=True)
+    request_id = models.CharField(max_length=128, default="", db_default="", blank=True)
+    client_address = models.GenericIPAddressField(null=True, blank=True)
     # Set by the worker: deliveries created for the matching subscriptions / confirmed by the
     # broker. Null until then (partial indexes keep the worker's scans short).
     dispatched_at = models.DateTimeField(null=True, blank=True)

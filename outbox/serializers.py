@@ -43,6 +43,13 @@ class EventOut(serializers.Serializer):
     ledgerId = serializers.UUIDField(allow_null=True)
     resourceId = serializers.UUIDField()
     createdAt = serializers.CharField()
+    actor = serializers.JSONField(
+        help_text="Who made the change: {kind (token, staff, command, system), name, id}."
+    )
+    requestId = serializers.CharField(allow_null=True, help_text="The request's X-Request-Id.")
+    clientAddress = serializers.CharField(
+        allow_null=True, help_text="The address the request came from (API and admin)."
+    )
     cursor = serializers.CharField(help_text="Pass it as ?cursor= to read the events after it.")
     # The envelope names it ``data``, which shadows ``Serializer.data`` for a type checker only.
     data = serializers.JSONField(  # type: ignore[assignment]

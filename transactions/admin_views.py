@@ -78,6 +78,7 @@ def _context(request: HttpRequest, model_admin: Any, ledger: Ledger, title: str)
             "templates": admin_url(TransactionTemplate, ledger=ledger.pk),
             "transactions": admin_url(Transaction, ledger=ledger.pk),
             "balances": admin_url(Balance, ledger=ledger.pk),
+            "audit": admin_url("outbox.event", ledger_id=ledger.pk),
         },
     }
 

@@ -56,6 +56,12 @@ class Transaction(TenantRow, TimestampedModel):
     legs = models.JSONField(default=list)
     # A pending transaction past this instant is canceled (``states.expire``); commit refuses it.
     expires_at = models.DateTimeField(null=True, blank=True)
+    # Who posted it, in which request (``ledgerproject.actors``).
+    # Database defaults too, for rows written by SQL of its own (a migration, a bulk load).
+    actor_kind = models.CharField(max_length=16, default="system", db_default="system")
+    actor_name = models.CharField(max_length=256, default="", db_default="")
+    actor_id = models.CharField(max_length=64, null=True, blank=True)
+    request_id = models.CharField(max_length=128, default="", db_default="", blank=True)
 
     def __str__(self) -> str:
         return f"{self.type} {self.pk}"

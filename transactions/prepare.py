@@ -11,6 +11,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from ledgerproject import actors
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.metadata import validate_metadata
 from organizations.models import Ledger
@@ -140,6 +141,7 @@ def prepare(
         destination=list(dict.fromkeys(leg.alias for leg in legs if leg.direction == CREDIT)),
         metadata={**plan.metadata, **validate_metadata(dict(request.metadata or {}))},
         legs=[leg.as_json() for leg in legs],
+        **actors.stamp(),
     )
     return Prepared(tx, legs)
 

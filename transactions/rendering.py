@@ -102,6 +102,8 @@ def transaction_data(tx: Any) -> dict[str, Any]:
         "metadata": _metadata(tx.metadata),
         "operations": [operation_data(op, t) for op in operations],
         "expiresAt": t.of(tx.expires_at),
+        "actor": {"kind": tx.actor_kind, "name": tx.actor_name, "id": tx.actor_id},
+        "requestId": tx.request_id or None,
         "createdAt": t.of(tx.created_at),
         "updatedAt": t.of(tx.updated_at),
     }

@@ -221,6 +221,15 @@ class OperationOut(serializers.Serializer):
     updatedAt = TimestampField(source="updated_at")
 
 
+class ActorOut(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=["token", "staff", "command", "system"])
+    name = serializers.CharField(help_text="The token's name, the username, or the command.")
+    id = serializers.CharField(
+        allow_null=True,
+        help_text="The token's id, the user's id, or the OS user that ran the command.",
+    )
+
+
 class TransactionOut(serializers.Serializer):
     id = serializers.UUIDField()
     parentTransactionId = serializers.UUIDField(source="parent_id", allow_null=True)
@@ -244,6 +253,10 @@ class TransactionOut(serializers.Serializer):
     metadata = MetadataField()
     operations = OperationOut(many=True, source="operations.all")
     expiresAt = TimestampField(source="expires_at", allow_null=True)
+    actor = ActorOut(help_text="Who posted it: an API token, a staff user or a command.")
+    requestId = serializers.CharField(
+        allow_null=True, help_text="The X-Request-Id of the request that posted it."
+    )
     createdAt = TimestampField(source="created_at")
     updatedAt = TimestampField(source="updated_at")
 

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from django.db import transaction
 from django.utils import timezone
 
+from ledgerproject import actors
 from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.locking import lock_ledger_active
 from organizations.models import Ledger
@@ -186,6 +187,7 @@ def _reversal_of(tx: Transaction, kind: str) -> Transaction:
         destination=list(tx.source),
         metadata=dict(tx.metadata),
         legs=[leg.mirrored().as_json() for leg in legs_of(tx)],
+        **actors.stamp(),
     )
 
 

@@ -9,6 +9,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
+from ledgerproject import actors
 from organizations.models import ApiToken
 from organizations.tokens import secret_matches, split_prefix
 from transactions import copies
@@ -80,6 +81,7 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
             raise exceptions.AuthenticationFailed("The token has been revoked.")
         if token.expires_at is not None and token.expires_at <= timezone.now():
             raise exceptions.AuthenticationFailed("The token has expired.")
+        actors.act_as(actors.Actor("token", token.name, str(token.pk)))
         return TokenPrincipal(token, paths, epoch=kept_epoch, prefix=prefix), token
 
     def reauthenticate(self, request: Request) -> TokenPrincipal:

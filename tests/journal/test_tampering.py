@@ -166,6 +166,16 @@ def test_the_books_check_reads_a_slice_at_a_time(book, django_assert_max_num_que
         assert check_books_match_journal(ledger) == []
 
 
+def test_a_rewritten_actor_is_named(book):
+    _, tx = _sealed(book)
+    with triggers_off() as cursor:
+        cursor.execute(
+            "UPDATE transactions_transaction SET actor_name = %s WHERE id = %s",
+            ["someone else", tx if connection.vendor == "postgresql" else tx.replace("-", "")],
+        )
+    assert f"transaction {tx}: actor no longer as its journal entry has it" in _violations()
+
+
 def test_an_entry_added_between_two_blocks_is_named(book):
     ledger, _ = _sealed(book)
     book.pay(3, 0)

@@ -1,0 +1,137 @@
+"""Who does what: the actor, request id and client address of the work in progress.
+
+Every write records them (a transaction's columns, every event's), read from here:
+
+- an API request: the token (``kind`` ``token``, its name and id), set once the token is
+  authenticated (``ledgerproject.api.authentication``);
+- an admin request: the staff user (``staff``, the username and user id);
+- a command: ``command``, its name, and the operating-system user who ran it as the id
+  (``manage.py``);
+- anything else (the journal's sealer, a test calling a service): ``system``.
+
+A request's id is the ``X-Request-Id`` it was sent with when that is a plain token of at most
+``MAX_REQUEST_ID`` characters, else one made here; every answer carries it back
+(``RequestMiddleware``). The client address is the connection's (``REMOTE_ADDR``): behind a
+proxy, the proxy's, unless the proxy rewrites it (docs/OPERATORS.md)."""
+
+from __future__ import annotations
+
+import contextvars
+import getpass
+import ipaddress
+import re
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+
+MAX_REQUEST_ID = 128
+REQUEST_ID = re.compile(rf"[A-Za-z0-9._:/+=-]{{1,{MAX_REQUEST_ID}}}")
+HEADER = "X-Request-Id"
+
+
+@dataclass(frozen=True)
+class Actor:
+    kind: str  # token, staff, command or system
+    name: str
+    id: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "name": self.name, "id": self.id}
+
+
+SYSTEM = Actor("system", "ledger service")
+
+
+@dataclass
+class Work:
+    actor: Actor = SYSTEM
+    request_id: str = ""
+    client_address: str | None = None
+
+
+_current: contextvars.ContextVar[Work | None] = contextvars.ContextVar("work", default=None)
+_process = Work()  # a command's, for the whole process
+
+
+def current() -> Work:
+    return _current.get() or _process
+
+
+def stamp() -> dict[str, Any]:
+    """The columns a written row keeps of the work that wrote it (a transaction's, an
+    event's)."""
+    work = current()
+    return {
+        "actor_kind": work.actor.kind,
+        "actor_name": work.actor.name,
+        "actor_id": work.actor.id,
+        "request_id": work.request_id,
+    }
+
+
+def act_as(actor: Actor) -> None:
+    """The actor of the work in progress from now on (a request's, once it is known)."""
+    current().actor = actor
+
+
+@contextmanager
+def working(work: Work) -> Iterator[Work]:
+    token = _current.set(work)
+    try:
+        yield work
+    finally:
+        _current.reset(token)
+
+
+def as_command(argv: list[str]) -> None:
+    """``manage.py <name> ...``: the process acts as the command, run by its OS user."""
+    name = argv[1] if len(argv) > 1 else "manage.py"
+    try:
+        user: str | None = getpass.getuser()
+    except (KeyError, OSError):
+        user = None
+    _process.actor = Actor("command", name[:100], user)
+    _process.request_id = new_request_id()
+
+
+def new_request_id() -> str:
+    return uuid.uuid4().hex
+
+
+def request_id_of(request: HttpRequest) -> str:
+    sent = request.headers.get(HEADER, "")
+    return sent if REQUEST_ID.fullmatch(sent) else new_request_id()
+
+
+def address_of(request: HttpRequest) -> str | None:
+    """The connection's address; none when the server gives something else (a Unix socket's
+    empty name)."""
+    try:
+        return str(ipaddress.ip_address(request.META.get("REMOTE_ADDR", "")))
+    except ValueError:
+        return None
+
+
+class RequestMiddleware:
+    """Gives each request its id and client address (and, in the admin, its staff user) for
+    as long as it runs, and answers with its ``X-Request-Id``."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        work = Work(
+            actor=SYSTEM,
+            request_id=request_id_of(request),
+            client_address=address_of(request),
+        )
+        with working(work):
+            if request.path.startswith("/admin/") and request.user.is_authenticated:
+                work.actor = Actor("staff", request.user.get_username()[:100], str(request.user.pk))
+            response = self.get_response(request)
+        response[HEADER] = work.request_id
+        return response
