@@ -1,10 +1,11 @@
 """What the journal hashes, and how; all SHA-256 (docs/BOOKS.md holds the same rules for a
 verifier).
 
-- An entry is its event as ``entry_of`` writes it: the fields the events API sent when the
-  journal began, in a form fixed here, so that a later change to the API's rendering of events
-  changes no hash. Its bytes are that document in canonical JSON: UTF-8, keys sorted, no
-  whitespace, no escaping beyond JSON's own (``canonical``).
+- An entry is its event as ``entry_of`` writes it, in a numbered form fixed here (``FORM``;
+  each block records the form it was sealed in), so that a later change to the API's rendering
+  of events changes no hash: a new field in the entries is a new form. Its bytes are that
+  document in canonical JSON: UTF-8, keys sorted, no whitespace, no escaping beyond JSON's own
+  (``canonical``).
 - An entry's hash is ``SHA-256(0x00 || bytes)``; a node's is ``SHA-256(0x01 || left || right)``;
   a block's root is the Merkle tree hash of its entries' hashes in order, the tree of RFC 9162
   (Certificate Transparency): the left subtree holds the largest power of two entries smaller
@@ -25,6 +26,7 @@ from journal.models import Block
 from outbox.models import Event
 
 GENESIS = "0" * 64  # the previous hash of a ledger's first block
+FORM = 1  # the form new blocks hash their entries in
 TIME = "%Y-%m-%dT%H:%M:%S+0000"  # the journal's own, whatever the API's becomes
 
 
@@ -32,8 +34,10 @@ def _time(value: dt.datetime) -> str:
     return value.astimezone(dt.UTC).strftime(TIME)
 
 
-def entry_of(event: Event) -> dict[str, Any]:
-    """An event as the journal hashes it (and a proof shows it)."""
+def entry_of(event: Event, form: int = FORM) -> dict[str, Any]:
+    """An event as the journal hashes it (and a proof shows it), in ``form``."""
+    if form != 1:
+        raise ValueError(f"no entry form {form}")
     return {
         "id": str(event.event_id),
         "type": event.type,
@@ -57,6 +61,7 @@ def header_of(block: Block) -> dict[str, Any]:
         "root": block.root,
         "previousHash": block.previous_hash,
         "sealedAt": _time(block.sealed_at),
+        "entryForm": block.entry_form,
     }
 
 

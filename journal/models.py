@@ -31,6 +31,9 @@ class Block(models.Model):
     hash = models.CharField(max_length=64)
     leaves = models.BinaryField()
     sealed_at = models.DateTimeField()
+    # The form its entries were hashed in (``journal.merkle.entry_of``): a later form is a new
+    # number, and a block keeps the one it was sealed with.
+    entry_form = models.PositiveSmallIntegerField(default=1)
 
     class Meta:
         ordering = ["organization_id", "ledger_id", "height"]

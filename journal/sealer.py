@@ -30,8 +30,10 @@ from outbox import events
 
 log = logging.getLogger("ledger.journal")
 
-DELAY = 0.5
-RETRY = 1.0
+# A ledger's seal costs a handful of statements whatever it seals: gathering two seconds of a
+# ledger's entries into one block keeps that cost off the postings.
+DELAY = 2.0
+RETRY = 2.0
 BACKOFF_MAX = 60.0
 FLUSH_FOR = 10.0  # at most, at a process's exit
 
@@ -48,6 +50,7 @@ class Sealer:
         parent's but may have a copy of its lock taken."""
         self._due: dict[Key, float] = {}
         self._failures: dict[Key, int] = {}
+        self._not_before: dict[Key, float] = {}  # a failing ledger's backoff
         self._changed = threading.Condition()
         self._thread: threading.Thread | None = None
 
@@ -55,6 +58,7 @@ class Sealer:
         at = time.monotonic() + delay
         with self._changed:
             key = (organization_id, ledger_id)
+            at = max(at, self._not_before.get(key, 0.0))
             if key not in self._due or at < self._due[key]:
                 self._due[key] = at
             if self._thread is None or not self._thread.is_alive():
@@ -99,9 +103,12 @@ class Sealer:
                 log.exception(
                     "Sealing the journal of ledger %s failed (%d times).", key[1], failures
                 )
-            self.wake(*key, delay=min(BACKOFF_MAX, RETRY * 2 ** (failures - 1)))
+            backoff = min(BACKOFF_MAX, RETRY * 2 ** (failures - 1))
+            self._not_before[key] = time.monotonic() + backoff
+            self.wake(*key, delay=backoff)
             return
         self._failures.pop(key, None)
+        self._not_before.pop(key, None)
         if waiting:
             self.wake(*key, delay=RETRY)
 
@@ -110,10 +117,11 @@ class Sealer:
         with self._changed:
             keys, self._due = list(self._due), {}
         deadline = time.monotonic() + FLUSH_FOR
-        while keys and time.monotonic() < deadline:
-            keys = [key for key in keys if _sealed_but_waiting(key)]
-            if keys:
-                time.sleep(RETRY)
+        with actors.working(actors.Work(actor=SEALER_ACTOR)):
+            while keys and time.monotonic() < deadline:
+                keys = [key for key in keys if _sealed_but_waiting(key)]
+                if keys:
+                    time.sleep(RETRY)
 
 
 def _sealed_but_waiting(key: Key) -> bool:

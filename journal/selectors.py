@@ -55,7 +55,7 @@ class EntryProof:
 
     @property
     def entry_hash(self) -> bytes:
-        return merkle.entry_hash(merkle.entry_of(self.event))
+        return merkle.entry_hash(merkle.entry_of(self.event, self.block.entry_form))
 
 
 def proofs(

@@ -31,7 +31,7 @@ renderers.register(Block, "block", block_data, plain=True)
 
 def proof_data(proof: EntryProof) -> dict[str, Any]:
     return {
-        "entry": merkle.entry_of(proof.event),
+        "entry": merkle.entry_of(proof.event, proof.block.entry_form),
         "entryHash": proof.entry_hash.hex(),
         "position": proof.position,
         "path": [sibling.hex() for sibling in proof.path],
@@ -54,6 +54,7 @@ class BlockOut(serializers.Serializer):
     previousHash = serializers.CharField(help_text="The previous block's hash; 64 zeros first.")
     hash = serializers.CharField(help_text="SHA-256 of the block's header in canonical JSON.")
     sealedAt = serializers.CharField()
+    entryForm = serializers.IntegerField(help_text="The form its entries are hashed in (1).")
     firstEntryCursor = serializers.CharField(
         help_text="The events cursor of its first entry (GET .../events?cursor= reads after it)."
     )

@@ -12,6 +12,7 @@ sealed, and whether more is waiting."""
 
 from __future__ import annotations
 
+import logging
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,8 @@ from ledgerproject.db import by_database
 from outbox import events
 from outbox.models import Event
 from outbox.selectors import events_after, past
+
+log = logging.getLogger("ledger.journal")
 
 MAX_ENTRIES = 1000  # per block: a proof's path stays short and a block's read small
 SEALER_LOCK_CLASS = 7301  # the advisory locks' first key, for the journal's sealers
@@ -87,13 +90,18 @@ def seal(organization_id: uuid.UUID, ledger_id: uuid.UUID, *, max_blocks: int = 
     while written < max_blocks:
         try:
             block = _seal_one(organization_id, ledger_id)
-        except (_Busy, IntegrityError):
-            # Another sealer holds the ledger, or committed this height first (where the lock
-            # is not, on SQLite): its blocks hold these entries.
+        except _Busy:  # another sealer holds the ledger: its blocks hold these entries
+            return Sealed(written, waiting=True)
+        except IntegrityError:
+            # Another sealer committed this height first, which the lock keeps from happening
+            # on PostgreSQL: said, since it points at a sealer that took no lock.
+            log.warning("A sealer of ledger %s lost the race for a block.", ledger_id)
             return Sealed(written, waiting=True)
         if block is None:
             break
         written += 1
+        if block.entry_count < MAX_ENTRIES:
+            break  # all it could read; what committed since is for ``waiting`` to say
     last = _cursor(head(organization_id, ledger_id))
     waiting = past(entries(organization_id, ledger_id), last).exists()
     return Sealed(written, waiting=waiting)
@@ -109,7 +117,7 @@ def _seal_one(organization_id: uuid.UUID, ledger_id: uuid.UUID) -> Block | None:
         )
         if not rows:
             return None
-        leaves = [merkle.entry_hash(merkle.entry_of(e)) for e in rows]
+        leaves = [merkle.entry_hash(merkle.entry_of(e, merkle.FORM)) for e in rows]
         sealed_at = timezone.now()
         block = Block(
             organization_id=organization_id,
@@ -124,6 +132,7 @@ def _seal_one(organization_id: uuid.UUID, ledger_id: uuid.UUID) -> Block | None:
             previous_hash=merkle.GENESIS if previous is None else previous.hash,
             leaves=b"".join(leaves),
             sealed_at=sealed_at,
+            entry_form=merkle.FORM,
         )
         block.hash = merkle.block_hash(block)
         block.save(force_insert=True)

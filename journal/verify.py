@@ -64,29 +64,41 @@ def _block_problems(block: Block, previous: Block | None) -> list[str]:
 
 
 def _entry_problems(block: Block, sealed: list[Event]) -> list[str]:
-    """Each entry against the hash at its position; when entries were removed or added, the
-    hashes the block keeps that no entry has, and the entries it never sealed."""
+    """Entries changed in place, or moved within the block, are named by their position.
+    Otherwise (entries removed or added, which shifts the others) the block's hashes that no
+    entry has now, and the entries it never sealed."""
     leaves = merkle.leaves_of(bytes(block.leaves))
-    hashes = [merkle.entry_hash(merkle.entry_of(e)) for e in sealed]
+    hashes = [merkle.entry_hash(merkle.entry_of(e, block.entry_form)) for e in sealed]
+    stored, kept = set(hashes), set(leaves)
     if len(hashes) == len(leaves):
-        return [
-            f"block {block.height}, entry {position}: {describe(event)} no longer matches its hash"
-            for position, (event, found, kept) in enumerate(
+        wrong = [
+            (position, event, found)
+            for position, (event, found, leaf) in enumerate(
                 zip(sealed, hashes, leaves, strict=True)
             )
-            if found != kept
+            if found != leaf
         ]
-    stored = set(hashes)
-    kept_set = set(leaves)
+        if stored == kept:
+            return [
+                f"block {block.height}, entry {position}: {describe(event)} is not where the "
+                "block sealed it (entries moved)"
+                for position, event, _ in wrong
+            ]
+        if not any(found in kept for _, _, found in wrong):
+            return [
+                f"block {block.height}, entry {position}: {describe(event)} no longer matches "
+                "its hash"
+                for position, event, _ in wrong
+            ]
     return [
         f"block {block.height}, entry {position}: missing (no entry stored in the block's range "
         "has its hash: removed or changed)"
-        for position, kept in enumerate(leaves)
-        if kept not in stored
+        for position, leaf in enumerate(leaves)
+        if leaf not in stored
     ] + [
         f"block {block.height}: {describe(event)} is not an entry it sealed (added or changed)"
         for event, found in zip(sealed, hashes, strict=True)
-        if found not in kept_set
+        if found not in kept
     ]
 
 

@@ -17,8 +17,9 @@ proxy, the proxy's, unless the proxy rewrites it (docs/OPERATORS.md)."""
 from __future__ import annotations
 
 import contextvars
-import getpass
 import ipaddress
+import os
+import pwd
 import re
 import uuid
 from collections.abc import Callable, Iterator
@@ -35,14 +36,12 @@ HEADER = "X-Request-Id"
 
 @dataclass(frozen=True)
 class Actor:
-    kind: str  # token, staff, command or system
+    kind: str  # one of KINDS
     name: str
     id: str | None = None
 
-    def as_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "name": self.name, "id": self.id}
 
-
+KINDS = ("token", "staff", "command", "system")
 SYSTEM = Actor("system", "ledger service")
 
 
@@ -61,6 +60,11 @@ def current() -> Work:
     return _current.get() or _process
 
 
+def actor_of(row: Any) -> dict[str, Any]:
+    """The actor a row (a transaction, an event) records, as the API answers it."""
+    return {"kind": row.actor_kind, "name": row.actor_name, "id": row.actor_id}
+
+
 def stamp() -> dict[str, Any]:
     """The columns a written row keeps of the work that wrote it (a transaction's, an
     event's)."""
@@ -74,8 +78,11 @@ def stamp() -> dict[str, Any]:
 
 
 def act_as(actor: Actor) -> None:
-    """The actor of the work in progress from now on (a request's, once it is known)."""
-    current().actor = actor
+    """The actor of the request in progress from now on, once it is known; outside a request,
+    nothing (a process's own actor is set once, by ``as_command``)."""
+    work = _current.get()
+    if work is not None:
+        work.actor = actor
 
 
 @contextmanager
@@ -90,8 +97,8 @@ def working(work: Work) -> Iterator[Work]:
 def as_command(argv: list[str]) -> None:
     """``manage.py <name> ...``: the process acts as the command, run by its OS user."""
     name = argv[1] if len(argv) > 1 else "manage.py"
-    try:
-        user: str | None = getpass.getuser()
+    try:  # the account the process runs as, not what LOGNAME or USER say
+        user: str | None = pwd.getpwuid(os.geteuid()).pw_name[:64]
     except (KeyError, OSError):
         user = None
     _process.actor = Actor("command", name[:100], user)
@@ -110,28 +117,39 @@ def request_id_of(request: HttpRequest) -> str:
 def address_of(request: HttpRequest) -> str | None:
     """The connection's address; none when the server gives something else (a Unix socket's
     empty name)."""
+    address = request.META.get("REMOTE_ADDR", "").partition("%")[0]  # no IPv6 zone
     try:
-        return str(ipaddress.ip_address(request.META.get("REMOTE_ADDR", "")))
+        return str(ipaddress.ip_address(address))
     except ValueError:
         return None
 
 
 class RequestMiddleware:
-    """Gives each request its id and client address (and, in the admin, its staff user) for
-    as long as it runs, and answers with its ``X-Request-Id``."""
+    """First of all middleware: gives each request its id and client address for as long as it
+    runs, and answers with its ``X-Request-Id`` (redirects and refusals of other middleware
+    included)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         work = Work(
-            actor=SYSTEM,
-            request_id=request_id_of(request),
-            client_address=address_of(request),
+            actor=SYSTEM, request_id=request_id_of(request), client_address=address_of(request)
         )
         with working(work):
-            if request.path.startswith("/admin/") and request.user.is_authenticated:
-                work.actor = Actor("staff", request.user.get_username()[:100], str(request.user.pk))
             response = self.get_response(request)
         response[HEADER] = work.request_id
         return response
+
+
+class StaffMiddleware:
+    """After Django's authentication: an admin request acts as its staff user."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path_info.startswith("/admin/") and request.user.is_authenticated:
+            user = request.user
+            act_as(Actor("staff", user.get_username()[:100], str(user.pk)))
+        return self.get_response(request)

@@ -101,13 +101,14 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "ledgerproject.actors.RequestMiddleware",  # first: every answer carries its X-Request-Id
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "ledgerproject.actors.RequestMiddleware",
+    "ledgerproject.actors.StaffMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]

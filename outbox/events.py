@@ -120,7 +120,7 @@ def event_body(event: Event) -> dict[str, Any]:
         "ledgerId": None if event.ledger_id is None else str(event.ledger_id),
         "resourceId": str(event.resource_id),
         "createdAt": render_timestamp(event.created_at),
-        "actor": {"kind": event.actor_kind, "name": event.actor_name, "id": event.actor_id},
+        "actor": actors.actor_of(event),
         "requestId": event.request_id or None,
         "clientAddress": event.client_address,
         "data": event.data,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from django.db import models
 
+from ledgerproject import actors
 from ledgerproject.db import new_id
 
 
@@ -28,7 +29,9 @@ class Event(models.Model):
     data = models.JSONField()
     # Who made the change, in which request, from where (``ledgerproject.actors``).
     # Database defaults too, for rows written by SQL of its own (a migration, a bulk load).
-    actor_kind = models.CharField(max_length=16, default="system", db_default="system")
+    actor_kind = models.CharField(
+        max_length=16, choices=[(k, k) for k in actors.KINDS], default="system", db_default="system"
+    )
     actor_name = models.CharField(max_length=256, default="", db_default="")
     actor_id = models.CharField(max_length=64, null=True, blank=True)
     request_id = models.CharField(max_length=128, default="", db_default="", blank=True)

@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
+from ledgerproject import actors
 from ledgerproject.db import AmountField, TimestampedModel
 from ledgerproject.tenancy import TenantForeignKey, TenantRow
 from organizations.models import Account, Ledger, Organization
@@ -58,7 +59,9 @@ class Transaction(TenantRow, TimestampedModel):
     expires_at = models.DateTimeField(null=True, blank=True)
     # Who posted it, in which request (``ledgerproject.actors``).
     # Database defaults too, for rows written by SQL of its own (a migration, a bulk load).
-    actor_kind = models.CharField(max_length=16, default="system", db_default="system")
+    actor_kind = models.CharField(
+        max_length=16, choices=[(k, k) for k in actors.KINDS], default="system", db_default="system"
+    )
     actor_name = models.CharField(max_length=256, default="", db_default="")
     actor_id = models.CharField(max_length=64, null=True, blank=True)
     request_id = models.CharField(max_length=128, default="", db_default="", blank=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from ledgerproject.actors import actor_of
 from ledgerproject.formats import render_timestamp, str_of
 
 
@@ -102,7 +103,7 @@ def transaction_data(tx: Any) -> dict[str, Any]:
         "metadata": _metadata(tx.metadata),
         "operations": [operation_data(op, t) for op in operations],
         "expiresAt": t.of(tx.expires_at),
-        "actor": {"kind": tx.actor_kind, "name": tx.actor_name, "id": tx.actor_id},
+        "actor": actor_of(tx),
         "requestId": tx.request_id or None,
         "createdAt": t.of(tx.created_at),
         "updatedAt": t.of(tx.updated_at),

@@ -245,7 +245,7 @@ class TransactionItem(ScopedAPIView):
 class TransactionProof(ScopedAPIView):
     """GET .../transactions/{id}/proof: each journal entry about the transaction (its posting,
     and its commit) with its Merkle path and the block that seals it. 200 once every entry is
-    sealed; 202, with a ``Retry-After``, while one still waits for its block (a second or so).
+    sealed; 202, with a ``Retry-After``, while one still waits for its block (a few seconds).
     A client checks a proof itself against a block hash it keeps (docs/BOOKS.md)."""
 
     @extend_schema(
@@ -268,7 +268,7 @@ class TransactionProof(ScopedAPIView):
         }
         if unsealed:
             sealer.wake(tx.organization_id, tx.ledger_id)
-            return Response(body, status=202, headers={"Retry-After": "1"})
+            return Response(body, status=202, headers={"Retry-After": "2"})
         return Response(body)
 
 

@@ -259,8 +259,8 @@ POSTING_OPERATIONS: dict[str, Operation] = {
     f"{LEDGER}_journal_list": Operation(
         "List the blocks of a ledger's journal",
         "The ledger's journal, oldest block first: every change to the ledger's books is an "
-        "entry (its event, as the events list sends it), and entries are sealed, within about a "
-        "second, into blocks chained by their hashes. Each block gives its height, the Merkle "
+        "entry (its event, as the events list sends it), and entries are sealed, within a few "
+        "seconds, into blocks chained by their hashes. Each block gives its height, the Merkle "
         "root of its entries, the previous block's hash, its own hash and its entry count. "
         "Keep the newest hash you read: a transaction's proof checks against it. How the hashes "
         "are made, and a verifier to copy, are in docs/BOOKS.md. Keyset-paged.",

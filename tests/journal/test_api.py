@@ -79,7 +79,7 @@ def test_an_unsealed_transaction_answers_202(book):
     paid = book.pay(100, 5).json()
     answer = book.api.get(f"{book.url}/transactions/{paid['id']}/proof")
     assert answer.status_code == 202
-    assert answer["Retry-After"] == "1"
+    assert answer["Retry-After"] == "2"
     assert answer.json() == {
         "transactionId": paid["id"],
         "sealed": False,

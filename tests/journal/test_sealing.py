@@ -92,7 +92,8 @@ def test_the_sealer_backs_off_while_sealing_fails_and_forgets_once_it_works(monk
     recording, key = Recording(), (uuid.uuid4(), uuid.uuid4())
     for _ in range(8):
         recording._seal(key)
-    assert asked == [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 60.0, 60.0]
+    assert asked == [min(sealer.BACKOFF_MAX, sealer.RETRY * 2**n) for n in range(8)]
+    assert asked[-1] == sealer.BACKOFF_MAX
     monkeypatch.setattr(sealer.services, "seal", lambda *key: Sealed(1, waiting=False))
     recording._seal(key)
     assert asked[8:] == [] and key not in recording._failures

@@ -208,3 +208,28 @@ def test_a_transaction_removed_from_the_books_is_named(book, books_left_unbalanc
         cursor.execute("DELETE FROM transactions_idempotencykey WHERE transaction_id = %s", [raw])
         cursor.execute("DELETE FROM transactions_transaction WHERE id = %s", [raw])
     assert f"transaction {tx}: in the journal, but no longer stored" in _violations()
+
+
+def test_an_entry_removed_and_another_changed_in_one_block_are_named_as_such(book):
+    """Named as what they are, not as every later entry changed."""
+    ledger, tx = _sealed(book)
+    removed = Event.objects.get(resource_id=tx, type="transaction.posted")
+    Event.objects.filter(pk=removed.pk).delete()
+    last = Event.objects.filter(ledger_id=ledger.pk).exclude(type="block.sealed").latest("seq")
+    Event.objects.filter(pk=last.pk).update(data={**last.data, "description": "added"})
+    text = _violations()
+    assert text.count("missing (no entry stored") == 2
+    assert "is not an entry it sealed" in text
+    assert "no longer matches its hash" not in text
+
+
+def test_entries_moved_within_a_block_are_named(book):
+    ledger, _ = _sealed(book)
+    first, second = Event.objects.filter(ledger_id=ledger.pk).order_by("seq")[1:3]
+    fields = ("event_id", "type", "resource_id", "created_at", "data")
+    swapped = {name: getattr(first, name) for name in fields}
+    Event.objects.filter(pk=first.pk).update(event_id=uuid.uuid4())
+    Event.objects.filter(pk=second.pk).update(**swapped)
+    Event.objects.filter(pk=first.pk).update(**{name: getattr(second, name) for name in fields})
+    text = _violations()
+    assert text.count("is not where the block sealed it (entries moved)") == 2

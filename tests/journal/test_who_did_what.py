@@ -108,12 +108,12 @@ def test_a_command_records_itself_and_its_os_user(book, monkeypatch):
 def test_manage_py_acts_as_the_command():
     done = subprocess.run(
         [sys.executable, "manage.py", "shell", "-c",
-         "from ledgerproject import actors; print(actors.current().actor.as_json())"],
+         "from ledgerproject import actors; print(actors.current().actor)"],
         cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
         env={**os.environ, "LEDGER_DEV_DEFAULTS": "1"},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "'kind': 'command', 'name': 'shell'" in done.stdout
+    assert "Actor(kind='command', name='shell', id=" in done.stdout
 
 
 def test_the_ledgers_audit_trail_filters_by_actor_and_exports_csv(admin_client, book):
@@ -144,3 +144,25 @@ def test_a_client_address_that_is_not_an_ip_address_is_recorded_as_none(api, led
     )
     assert created.status_code == 201
     assert Event.objects.get(resource_id=created.json()["id"]).client_address is None
+
+
+def test_an_ipv6_address_with_a_zone_is_recorded_without_it(api, ledger_url):
+    api.post(f"{ledger_url}/instruments", {"name": "Real", "type": "currency", "code": "BRL"})
+    created = api.post(
+        f"{ledger_url}/accounts",
+        {"alias": "@a", "assetCode": "BRL", "name": "a"},
+        REMOTE_ADDR="fe80::1%eth0",
+    )
+    assert created.status_code == 201
+    assert Event.objects.get(resource_id=created.json()["id"]).client_address == "fe80::1"
+
+
+def test_outside_a_request_acting_as_someone_changes_nothing(monkeypatch):
+    monkeypatch.setattr(actors, "_process", actors.Work())
+    actors.act_as(actors.Actor("token", "stray", "x"))
+    assert actors.current().actor == actors.SYSTEM
+
+
+def test_a_redirect_carries_its_request_id_too(client):
+    response = client.get("/admin/", HTTP_X_REQUEST_ID="r2")
+    assert response.status_code == 302 and response["X-Request-Id"] == "r2"

@@ -22,7 +22,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='transaction',
             name='actor_kind',
-            field=models.CharField(db_default='system', default='system', max_length=16),
+            field=models.CharField(choices=[('token', 'token'), ('staff', 'staff'), ('command', 'command'), ('system', 'system')], db_default='system', default='system', max_length=16),
         ),
         migrations.AddField(
             model_name='transaction',

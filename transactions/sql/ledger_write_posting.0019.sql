@@ -48,10 +48,11 @@ BEGIN
         NULLIF(r->17, 'null') AS metadata,
         NULLIF(r->18, 'null') AS legs,
         (r->>19)::timestamptz AS expires_at,
-        (r->>20)::varchar AS actor_kind,
-        (r->>21)::varchar AS actor_name,
+        -- A process still on the previous version sends no actor: the columns' defaults.
+        COALESCE(r->>20, 'system')::varchar AS actor_kind,
+        COALESCE(r->>21, '')::varchar AS actor_name,
         (r->>22)::varchar AS actor_id,
-        (r->>23)::varchar AS request_id
+        COALESCE(r->>23, '')::varchar AS request_id
     FROM jsonb_array_elements(p_transactions) AS r;
     INSERT INTO transactions_operation (id, created_at, updated_at, organization_id, ledger_id, transaction_id, account_id, account_alias, portfolio_id, type, effect, asset_code, chart_of_accounts, description, amount, scale, balance_available, balance_on_hold, balance_scale, balance_available_after, balance_on_hold_after, balance_scale_after, balance_version, metadata)
     SELECT (r->>0)::uuid AS id,
@@ -87,10 +88,10 @@ BEGIN
         (r->>4)::uuid AS resource_id,
         (r->>5)::timestamptz AS created_at,
         NULLIF(r->6, 'null') AS data,
-        (r->>7)::varchar AS actor_kind,
-        (r->>8)::varchar AS actor_name,
+        COALESCE(r->>7, 'system')::varchar AS actor_kind,
+        COALESCE(r->>8, '')::varchar AS actor_name,
         (r->>9)::varchar AS actor_id,
-        (r->>10)::varchar AS request_id,
+        COALESCE(r->>10, '')::varchar AS request_id,
         (r->>11)::inet AS client_address
     FROM jsonb_array_elements(p_events) AS r;
     -- A balance of an account the guard does not name is not updated (the guard checked only
