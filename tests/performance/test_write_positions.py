@@ -32,8 +32,10 @@ def _names(table: str) -> tuple[str, ...]:
     values = [value.strip() for value in found.group(2).split(",\n")]
     for index, (name, value) in enumerate(zip(names, values, strict=True)):
         assert re.fullmatch(
-            rf"(\(r->>{index}\)::\w+|NULLIF\(r->{index}, 'null'\)) AS {name}", value
-        )
+            rf"(\(r->>{index}\)::\w+|NULLIF\(r->{index}, 'null'\)"
+            rf"|COALESCE\(r->>{index}, '[^']*'\)::\w+) AS {name}",
+            value,
+        ), value
     return names
 
 

@@ -27,6 +27,7 @@ BEGIN
     ) THEN
         RETURN false;
     END IF;
+    -- A process still on the previous version sends no actor: the columns' defaults.
     INSERT INTO transactions_transaction (id, created_at, updated_at, organization_id, ledger_id, parent_id, is_reversal, template_id, type, description, status, amount, scale, asset_code, chart_of_accounts_group_name, source, destination, metadata, legs, expires_at, actor_kind, actor_name, actor_id, request_id)
     SELECT (r->>0)::uuid AS id,
         (r->>1)::timestamptz AS created_at,
@@ -48,7 +49,6 @@ BEGIN
         NULLIF(r->17, 'null') AS metadata,
         NULLIF(r->18, 'null') AS legs,
         (r->>19)::timestamptz AS expires_at,
-        -- A process still on the previous version sends no actor: the columns' defaults.
         COALESCE(r->>20, 'system')::varchar AS actor_kind,
         COALESCE(r->>21, '')::varchar AS actor_name,
         (r->>22)::varchar AS actor_id,
