@@ -243,10 +243,8 @@ class TransactionItem(ScopedAPIView):
 
 
 class TransactionProof(ScopedAPIView):
-    """GET .../transactions/{id}/proof: each journal entry about the transaction (its posting,
-    and its commit) with its Merkle path and the block that seals it. 200 once every entry is
-    sealed; 202, with a ``Retry-After``, while one still waits for its block (a few seconds).
-    A client checks a proof itself against a block hash it keeps (docs/BOOKS.md)."""
+    """GET .../transactions/{id}/proof: each journal entry about the transaction with its Merkle
+    path and block; 202 while one waits for its seal (docs/BOOKS.md)."""
 
     @extend_schema(
         summary="Prove a transaction is in the journal",
