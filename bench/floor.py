@@ -30,16 +30,16 @@ WHERE a.ledger_id = %s AND a.alias IN (%s, %s) AND a.deleted_at IS NULL
 ORDER BY b.id FOR UPDATE OF b
 """
 INSERT_TRANSACTION = """
-INSERT INTO transactions_transaction (id, created_at, updated_at, organization_id, ledger_id,
-  parent_id, is_reversal, template_id, type, description, status, amount, scale, asset_code,
-  chart_of_accounts_group_name, source, destination, metadata, legs)
-VALUES (%s, %s, %s, %s, %s, NULL, false, NULL, 'FLOOR', NULL, 'SENT', %s, %s, 'BRL', 'BENCH',
+INSERT INTO transactions_transaction (id, created_at, updated_at, effective_at, organization_id,
+  ledger_id, parent_id, is_reversal, template_id, type, description, status, amount, scale,
+  asset_code, chart_of_accounts_group_name, source, destination, metadata, legs)
+VALUES (%s, %s, %s, %s, %s, %s, NULL, false, NULL, 'FLOOR', NULL, 'SENT', %s, %s, 'BRL', 'BENCH',
   %s, %s, '{}', %s)
 """
-ROW = "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 'POST', 'BRL', '', '', %s, %s, %s, %s, %s, %s, %s, %s, %s, '{}')"  # noqa: E501
+ROW = "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 'POST', 'BRL', '', '', %s, %s, %s, %s, %s, %s, %s, %s, %s, '{}')"  # noqa: E501
 INSERT_OPERATIONS = f"""
-INSERT INTO transactions_operation (id, created_at, updated_at, organization_id, ledger_id,
-  transaction_id, account_id, account_alias, portfolio_id, type, effect, asset_code,
+INSERT INTO transactions_operation (id, created_at, updated_at, effective_at, organization_id,
+  ledger_id, transaction_id, account_id, account_alias, portfolio_id, type, effect, asset_code,
   chart_of_accounts, description, amount, scale, balance_available, balance_on_hold,
   balance_scale, balance_available_after, balance_on_hold_after, balance_scale_after,
   balance_version, metadata)
@@ -77,7 +77,7 @@ def floor_transfer(request: HttpRequest, ledger_id: uuid.UUID) -> JsonResponse:
                 return _refuse(422, "0018", f"Insufficient funds in {alias}.")
             held = on_hold * 10 ** (top - scale)
             operations += [
-                new_id(), now, now, org, ledger_id, tx_id, account, alias, portfolio,
+                new_id(), now, now, now, org, ledger_id, tx_id, account, alias, portfolio,
                 direction, amount, SCALE, available, on_hold, scale, after, held, top, version + 1,
             ]  # fmt: skip
             updates.append([after, held, top, version + 1, now, org, bid])
@@ -85,7 +85,7 @@ def floor_transfer(request: HttpRequest, ledger_id: uuid.UUID) -> JsonResponse:
                          "direction": direction, "amount": amount, "description": "",
                          "chartOfAccounts": ""})  # fmt: skip
         cursor.execute(INSERT_TRANSACTION, [
-            tx_id, now, now, rows[source][2], ledger_id, amount, SCALE,
+            tx_id, now, now, now, rows[source][2], ledger_id, amount, SCALE,
             json.dumps([source]), json.dumps([destination]), json.dumps(legs),
         ])  # fmt: skip
         cursor.execute(INSERT_OPERATIONS, operations)

@@ -57,7 +57,7 @@ STEPS = [
     """
     INSERT INTO transactions_transaction (id, created_at, updated_at, organization_id, ledger_id,
       parent_id, is_reversal, template_id, type, description, status, amount, scale, asset_code,
-      chart_of_accounts_group_name, source, destination, metadata, legs)
+      chart_of_accounts_group_name, source, destination, metadata, legs, effective_at)
     SELECT l.id, l.created_at, l.created_at, s.organization_id, %(ledger)s, NULL, false,
       (SELECT id FROM templates_dsl_transactiontemplate
        WHERE ledger_id = %(ledger)s AND code = 'TRANSFER'), 'TRANSFER', NULL, 'SENT', l.amount,
@@ -67,7 +67,7 @@ STEPS = [
           'direction', 'DEBIT', 'amount', l.amount, 'description', '', 'chartOfAccounts', 'DEBIT'),
         jsonb_build_object('accountId', d.account_id, 'alias', d.alias, 'portfolioId', NULL,
           'direction', 'CREDIT', 'amount', l.amount, 'description', '',
-          'chartOfAccounts', 'CREDIT'))
+          'chartOfAccounts', 'CREDIT')), l.created_at
     FROM bench_load l JOIN bench_account s ON s.n = l.src JOIN bench_account d ON d.n = l.dst
     ORDER BY l.i
     """,
@@ -76,13 +76,13 @@ STEPS = [
       transaction_id, account_id, account_alias, portfolio_id, type, effect, asset_code,
       chart_of_accounts, description, amount, scale, balance_available, balance_on_hold,
       balance_scale, balance_available_after, balance_on_hold_after, balance_scale_after,
-      balance_version, metadata)
+      balance_version, metadata, effective_at)
     SELECT (lpad(to_hex((extract(epoch FROM created_at) * 1000)::bigint), 12, '0') || '7000'
         || '9' || lpad(to_hex(leg), 3, '0') || lpad(to_hex(i), 12, '0'))::uuid,
       created_at, created_at, organization_id, %(ledger)s, tx_id, account_id, alias, NULL,
       CASE leg WHEN 0 THEN 'DEBIT' ELSE 'CREDIT' END, 'POST', 'BRL',
       CASE leg WHEN 0 THEN 'DEBIT' ELSE 'CREDIT' END, '', amount, 2, before, on_hold, scale,
-      after, on_hold, scale, version, '{}'
+      after, on_hold, scale, version, '{}', created_at
     FROM bench_leg ORDER BY i, leg
     """,
     """

@@ -65,17 +65,24 @@ def statements(text: str) -> list[str]:
     return [statement for statement in found if statement]
 
 
-def sql_files(app_label: str, *, postgresql: tuple[str, str], sqlite: tuple[str, str]) -> Any:
+def sql_files(
+    app_label: str,
+    *,
+    postgresql: tuple[str, str | None],
+    sqlite: tuple[str, str | None],
+) -> Any:
     """A migration operation that runs, on each database, its own file of ``<app>/sql/``: the
-    first of a pair forwards, the second backwards. The two texts sit side by side where the
-    databases need different SQL for one rule."""
+    first of a pair forwards, the second backwards (None: nothing to undo, such as a backfill
+    of a column that going back drops). The two texts sit side by side where the databases
+    need different SQL for one rule."""
 
     def run(index: int) -> Any:
         def apply(apps: Any, schema_editor: Any) -> None:
+            postgresql_name, sqlite_name = postgresql[index], sqlite[index]
             if schema_editor.connection.vendor == "postgresql":
-                texts = [sql_text(app_label, postgresql[index])]
+                texts = [sql_text(app_label, postgresql_name)] if postgresql_name else []
             else:
-                texts = statements(sql_text(app_label, sqlite[index]))
+                texts = statements(sql_text(app_label, sqlite_name)) if sqlite_name else []
             for sql in texts:
                 schema_editor.execute(sql, params=None)
 

@@ -306,4 +306,6 @@ if JOURNAL_SEALING not in ("thread", "off"):
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"] = {
     "WebhookStatusEnum": "outbox.models.WebhookSubscription.STATUSES",
     "TransactionStatusEnum": "transactions.models.Transaction.STATUSES",
+    # An operation's type, in the statement's operations too: the name it always had.
+    "OperationOutTypeEnum": ["DEBIT", "CREDIT"],
 }

@@ -138,6 +138,8 @@ class LedgerAdmin(ResourceAdmin):
         "name",
         "status_code",
         "status_description",
+        "time_zone",
+        "closed_through",
         "metadata",
         "created_at",
         "updated_at",
@@ -159,6 +161,13 @@ class LedgerAdmin(ResourceAdmin):
 
     def update_one(self, obj: Ledger, data: dict[str, Any]) -> Ledger:
         return services.ledger_update(ledger=obj, data=data)
+
+    def update_for(self, request: HttpRequest) -> Any:
+        """Reopening a closed period needs a permission of its own."""
+        may_reopen = request.user.has_perm("organizations.reopen_period")
+        return lambda obj, data: services.ledger_update(
+            ledger=obj, data=data, may_reopen=may_reopen
+        )
 
     def deactivate_one(self, obj: Ledger) -> None:
         services.ledger_delete(ledger=obj)

@@ -97,6 +97,11 @@ class ResourceAdmin(LedgerModelAdmin):
         """Write ``data`` (model field names) to ``obj`` through the resource's service."""
         raise NotImplementedError
 
+    def update_for(self, request: HttpRequest) -> Any:
+        """What writes a change made by ``request``'s user: ``update_one``, unless what the
+        service allows depends on the user's permissions."""
+        return self.update_one
+
     # The fields of the add form; empty: this admin adds nothing (created through the API).
     add_fields: tuple[str, ...] = ()
     # Those of them the service requires; the others may be left empty.
@@ -117,7 +122,7 @@ class ResourceAdmin(LedgerModelAdmin):
             kwargs["fields"] = self.add_fields
         base = super().get_form(request, obj, change=change, **kwargs)
         if change:
-            return service_form(base, self.update_one)
+            return service_form(base, self.update_for(request))
         return service_form(base, self.create_one, create=True, required=self.add_required)
 
     def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:

@@ -124,17 +124,22 @@ def lock_ledger_active(owner: Any) -> None:
         raise ledger_deleted()
 
 
-def lock_ledger_for_delete(ledger: Ledger) -> bool:
+def lock_ledger_against_writes(ledger: Ledger) -> bool:
     """Wait for the writes into the ledger to finish and keep new ones out until COMMIT;
     answer whether it is still active."""
     return _lock_ledger(ledger, for_delete=True)
 
 
 @contextlib.contextmanager
-def ledger_write(owner: Any) -> Iterator[None]:
+def ledger_write(owner: Any, *, exclusive: bool = False) -> Iterator[None]:
     """The one database transaction of a write into a ledger (create, update or delete of its
     contents, a commit, a revert): the ledger is held against its delete throughout, and a
-    deleted ledger takes no write (422 0008)."""
+    deleted ledger takes no write (422 0008). ``exclusive``: held against every other write
+    into it instead (a change of its closed period)."""
     with transaction.atomic():
-        lock_ledger_active(owner)
+        if exclusive:
+            if not lock_ledger_against_writes(owner):
+                raise ledger_deleted()
+        else:
+            lock_ledger_active(owner)
         yield

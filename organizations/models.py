@@ -45,6 +45,14 @@ class Ledger(TenantRow, ResourceModel):
         Organization, on_delete=models.PROTECT, related_name="ledgers", db_index=False
     )
     name = models.CharField(max_length=256)
+    # The ledger's days, for closing periods (an IANA name): docs/TIME.md.
+    time_zone = models.CharField(max_length=64, default="UTC", db_default="UTC")
+    # The last day of the closed books: nothing effective on or before it is written.
+    closed_through = models.DateField(null=True, blank=True)
+    # The first instant of the open period (the start of the day after ``closed_through`` in
+    # ``time_zone``), worked out once when the period changes (``organizations.periods``): the
+    # one boundary every check of a write compares with, in Python and in SQL alike.
+    period_opens_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta(ResourceModel.Meta):
         constraints = [
@@ -55,6 +63,7 @@ class Ledger(TenantRow, ResourceModel):
         indexes = [
             models.Index(fields=["organization", "created_at", "id"], name="ledger_org_created_idx")
         ]
+        permissions = [("reopen_period", "Can reopen a ledger's closed period")]
 
     def __str__(self) -> str:
         return self.name

@@ -149,6 +149,13 @@ class LedgerOut(TimestampsOut):
     name = serializers.CharField()
     status = StatusField()
     metadata = MetadataField()
+    timeZone = serializers.CharField(source="time_zone", help_text="The ledger's days (IANA).")
+    closedThrough = serializers.DateField(
+        source="closed_through",
+        allow_null=True,
+        help_text="The last day of the closed books: nothing effective on or before it is "
+        "written (docs/TIME.md).",
+    )
 
 
 class LedgerCreateIn(InputSerializer):
@@ -156,6 +163,19 @@ class LedgerCreateIn(InputSerializer):
     name = serializers.CharField(max_length=256)
     status = StatusField(required=False)
     metadata = MetadataField(required=False)
+    timeZone = serializers.CharField(
+        source="time_zone",
+        max_length=64,
+        required=False,
+        help_text="An IANA time zone name (default UTC): where the ledger's days begin.",
+    )
+    closedThrough = serializers.DateField(
+        source="closed_through",
+        required=False,
+        allow_null=True,
+        help_text="Close the books through this day (over, in the ledger's time zone); moving "
+        "it back or to null reopens them, with an unrestricted token only.",
+    )
 
 
 class LedgerUpdateIn(LedgerCreateIn):

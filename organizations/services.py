@@ -15,10 +15,11 @@ from django.utils import timezone
 
 from ledgerproject.db import apply_changes, unique_among_active
 from ledgerproject.errors import ErrorCode, LedgerError
+from organizations import periods
 from organizations.locking import (
     ledger_deleted,
     ledger_write,
-    lock_ledger_for_delete,
+    lock_ledger_against_writes,
     with_tree_lock,
 )
 from organizations.models import (
@@ -173,7 +174,9 @@ def ledger_create(*, organization: Organization, **data: Any) -> Ledger:
             raise LedgerError(ErrorCode.ACTION_NOT_PERMITTED, "The organization has been deleted.")
         same_name = Ledger.objects.filter(organization=current, name=data["name"])
         with unique_among_active(same_name, _ledger_conflict(data["name"])):
-            ledger = apply_changes(Ledger(organization=current, **ACTIVE_STATUS), data)
+            ledger = Ledger(organization=current, **ACTIVE_STATUS)
+            opens_at = periods.closing(ledger, data, may_reopen=True)
+            apply_changes(ledger, {**data, "period_opens_at": opens_at})
             ledger.save(force_insert=True)
             events.record(ledger, events.CREATED)
             return ledger
@@ -181,14 +184,23 @@ def ledger_create(*, organization: Organization, **data: Any) -> Ledger:
     return with_tree_lock([organization.pk], create)
 
 
-def ledger_update(*, ledger: Ledger, data: dict[str, Any]) -> Ledger:
+def ledger_update(*, ledger: Ledger, data: dict[str, Any], may_reopen: bool = False) -> Ledger:
+    """``may_reopen``: the caller may move the closed period back (``periods.closing``)."""
     name = data.get("name")
     same_name = (
         Ledger.objects.filter(organization_id=ledger.organization_id, name=name)
         if name is not None
         else Ledger.objects.none()
     )
-    with ledger_write(ledger):
+    # Changing the period waits for the writes in flight and keeps new ones out until it
+    # commits; then they check against the new period (organizations.periods). Its lock is
+    # the transaction's first on the ledger: one taken after a shared one could deadlock.
+    period = "closed_through" in data or "time_zone" in data
+    with ledger_write(ledger, exclusive=period):
+        if period:
+            ledger.refresh_from_db(fields=["closed_through", "time_zone", "period_opens_at"])
+            opens_at = periods.closing(ledger, data, may_reopen=may_reopen)
+            data = {**data, "period_opens_at": opens_at}
         apply_changes(ledger, data)
         with unique_among_active(same_name, _ledger_conflict(str(name)), exclude=ledger.pk):
             ledger.save()
@@ -199,7 +211,7 @@ def ledger_update(*, ledger: Ledger, data: dict[str, Any]) -> Ledger:
 def ledger_delete(*, ledger: Ledger) -> Ledger:
     """Waits for the writes into the ledger to finish; none starts until this commits."""
     with transaction.atomic():
-        if not lock_ledger_for_delete(ledger):
+        if not lock_ledger_against_writes(ledger):
             raise LedgerError(ErrorCode.ALREADY_REMOVED, "The ledger has already been removed.")
         ledger.deleted_at = timezone.now()
         ledger.save(update_fields=["deleted_at", "updated_at"])

@@ -10,6 +10,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from ledgerproject.api.authentication import principal_of
 from ledgerproject.api.filters import run_filterset
 from ledgerproject.api.pagination import KeysetPage
 from ledgerproject.api.schema import (
@@ -77,7 +78,10 @@ class LedgerItem(ItemView):
         return self.ledger
 
     def perform_update(self, obj: Ledger, data: dict[str, Any]) -> Ledger:
-        return services.ledger_update(ledger=obj, data=data)
+        # Reopening a closed period: only a token that reaches everything and may write.
+        principal = principal_of(self.request)
+        may_reopen = not (principal.is_limited or principal.read_only)
+        return services.ledger_update(ledger=obj, data=data, may_reopen=may_reopen)
 
     def perform_delete(self, obj: Ledger) -> None:
         services.ledger_delete(ledger=obj)

@@ -30,7 +30,7 @@ from ledgerproject.metadata import filter_by_metadata
 from organizations.admin import LedgerAdmin, admin_link, admin_url, links, scope_filter
 from organizations.models import Ledger
 from templates_dsl.models import TransactionTemplate
-from transactions import admin_views, states
+from transactions import admin_reports, admin_views, states
 from transactions.admin_records import OperationInline, ReadOnlyAdmin, full_id
 from transactions.models import Operation, Transaction
 
@@ -42,6 +42,7 @@ class TransactionAdmin(CsvExportMixin, ReadOnlyAdmin):
     list_display = (
         "full_id",
         "created_at",
+        "effective_at",
         "type",
         "status",
         "amount_text",
@@ -56,6 +57,7 @@ class TransactionAdmin(CsvExportMixin, ReadOnlyAdmin):
         "is_reversal",
         "asset_code",
         "created_at",
+        "effective_at",
     )
     search_fields = ("=id", "type", "description", "=parent__id")
     search_help_text = (
@@ -65,6 +67,7 @@ class TransactionAdmin(CsvExportMixin, ReadOnlyAdmin):
     csv_columns = (
         ("id", lambda tx: tx.pk),
         ("created_at", lambda tx: tx.created_at.isoformat()),
+        ("effective_at", lambda tx: tx.effective_at.isoformat()),
         ("type", lambda tx: tx.type),
         ("status", lambda tx: tx.status),
         ("amount", lambda tx: format_amount(tx.amount, tx.scale)),
@@ -93,6 +96,7 @@ class TransactionAdmin(CsvExportMixin, ReadOnlyAdmin):
         "ledger_link",
         "chart_of_accounts_group_name",
         "metadata",
+        "effective_at",
         "created_at",
         "updated_at",
     )
@@ -233,6 +237,11 @@ class LedgerBackOfficeAdmin(LedgerAdmin):
                 "<path:object_id>/post/",
                 view(admin_views.ledger_post),
                 name="{}_{}_post".format(*info),
+            ),
+            path(
+                "<path:object_id>/reports/",
+                view(admin_reports.ledger_reports),
+                name="{}_{}_reports".format(*info),
             ),
             *super().get_urls(),
         ]

@@ -109,6 +109,7 @@ class OperationAdmin(CsvExportMixin, ReadOnlyAdmin):
 
     list_display = (
         "created_at",
+        "effective_at",
         "account_alias",
         "type",
         "effect",
@@ -130,6 +131,7 @@ class OperationAdmin(CsvExportMixin, ReadOnlyAdmin):
     list_select_related = ("ledger",)
     csv_columns = (
         ("created_at", lambda op: op.created_at.isoformat()),
+        ("effective_at", lambda op: op.effective_at.isoformat()),
         ("id", lambda op: op.pk),
         ("transaction_id", lambda op: op.transaction_id),
         ("account_alias", lambda op: op.account_alias),
@@ -168,6 +170,7 @@ class OperationAdmin(CsvExportMixin, ReadOnlyAdmin):
         "chart_of_accounts",
         "description",
         "metadata",
+        "effective_at",
         "created_at",
     )
     fields = readonly_fields

@@ -51,7 +51,7 @@ STATUS_COLORS = {
 MAX_ALIASES = 500
 
 
-def _ledger(request: HttpRequest, object_id: str, model_admin: Any, *perms: str) -> Ledger:
+def ledger_of_page(request: HttpRequest, object_id: str, model_admin: Any, *perms: str) -> Ledger:
     ledger = model_admin.get_object(request, unquote(object_id))
     if ledger is None:
         raise Http404("No such ledger.")
@@ -62,7 +62,7 @@ def _ledger(request: HttpRequest, object_id: str, model_admin: Any, *perms: str)
     return ledger
 
 
-def _context(request: HttpRequest, model_admin: Any, ledger: Ledger, title: str) -> dict:
+def page_context(request: HttpRequest, model_admin: Any, ledger: Ledger, title: str) -> dict:
     return {
         **model_admin.admin_site.each_context(request),
         "opts": model_admin.opts,
@@ -74,6 +74,7 @@ def _context(request: HttpRequest, model_admin: Any, ledger: Ledger, title: str)
             "ledger": admin_url(Ledger, "change", ledger.pk),
             "dashboard": admin_url(Ledger, "dashboard", ledger.pk),
             "post": admin_url(Ledger, "post", ledger.pk),
+            "reports": admin_url(Ledger, "reports", ledger.pk),
             "accounts": admin_url(Account, ledger=ledger.pk),
             "templates": admin_url(TransactionTemplate, ledger=ledger.pk),
             "transactions": admin_url(Transaction, ledger=ledger.pk),
@@ -158,7 +159,7 @@ def _asset_bars(items: list[dict[str, Any]], title: str) -> Any:
 
 
 def ledger_dashboard(request: HttpRequest, object_id: str, *, model_admin: Any) -> HttpResponse:
-    ledger = _ledger(request, object_id, model_admin, "transactions.view_transaction")
+    ledger = ledger_of_page(request, object_id, model_admin, "transactions.view_transaction")
     try:
         days = int(request.GET.get("days", 30))
     except ValueError:
@@ -179,7 +180,7 @@ def ledger_dashboard(request: HttpRequest, object_id: str, *, model_admin: Any) 
         .order_by("account__alias")[:25]
     )
     context = {
-        **_context(request, model_admin, ledger, "Ledger dashboard"),
+        **page_context(request, model_admin, ledger, "Ledger dashboard"),
         **_charts(ledger, days),
         "days": days,
         "windows": WINDOWS,
@@ -266,6 +267,13 @@ class PostingForm(forms.Form):
             widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
             help_text="One key=value per line; merged over the template's metadata.",
         )
+        self.fields["effective_at"] = forms.DateTimeField(
+            label="Effective at",
+            required=False,
+            widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
+            help_text="When the money moved (UTC), if earlier than now (a payment recorded "
+            "late); leave empty for now.",
+        )
         self.aliases = aliases
 
     def clean_metadata(self) -> dict[str, str]:
@@ -292,12 +300,15 @@ class PostingForm(forms.Form):
             "description": data.get("description") or None,
             "pending": pending,
             "metadata": data.get("metadata") or None,
+            "effective_at": data.get("effective_at"),
         }
 
     def add_api_error(self, exc: LedgerError) -> None:
         placed = False
         for key in exc.fields or {}:
             name = f"var_{key.removeprefix('variables.').lstrip('$')}"
+            if key == "effectiveAt":
+                name = "effective_at"
             if name in self.fields:
                 self.add_error(name, f"{exc.error.code}: {exc.description}")
                 placed = True
@@ -327,11 +338,11 @@ def _preview_rows(tx: Transaction) -> list[dict[str, str]]:
 
 
 def ledger_post(request: HttpRequest, object_id: str, *, model_admin: Any) -> HttpResponse:
-    ledger = _ledger(request, object_id, model_admin, "transactions.add_transaction")
+    ledger = ledger_of_page(request, object_id, model_admin, "transactions.add_transaction")
     templates = list(templates_active(ledger).order_by("code"))
     code = request.POST.get("template") or request.GET.get("template") or ""
     chosen = next((t for t in templates if t.code == code), None)
-    context = _context(request, model_admin, ledger, "Post a transaction")
+    context = page_context(request, model_admin, ledger, "Post a transaction")
     context.update(templates=templates, chosen=chosen, form=None, preview=None)
     if code and chosen is None:
         messages.error(request, f"No active template with code '{code}' in this ledger.")

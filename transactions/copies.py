@@ -22,8 +22,8 @@ The one rule, for every kind: a copy is never trusted alone.
   the same epoch and reaches the ledger's organization.
 - A posting plans and checks with kept templates and accounts before it takes its locks; the
   statement that locks its balances reads again what would show that a copy changed: the
-  epoch and whether the ledger is active (``CONFIRM_COLUMNS``), each template's ``updated_at``
-  (``FRESH_TEMPLATES``), each account's own row.
+  epoch and whether the ledger is active and unchanged (``CONFIRM_COLUMNS``), each
+  template's ``updated_at`` (``FRESH_TEMPLATES``), each account's own row.
 - Nothing is written or answered from a copy that this statement, or one of its own, has not
   confirmed (``confirm_now``, before a write or an answer made without the locking statement).
 - A ledger copy (with the token it was used with) or a template found changed by a posting,
@@ -97,18 +97,20 @@ def forget_token(prefix: str) -> None:
 # Ledgers
 
 ACTIVE_SQL = (
-    "(SELECT l.deleted_at IS NULL FROM organizations_ledger l "
+    "(SELECT l.deleted_at IS NULL AND l.updated_at = %s FROM organizations_ledger l "
     "WHERE l.organization_id = %s AND l.id = %s)"
 )
 # What confirms a ledger copy, read by the statement that locks a posting's balances or on its
-# own: the epoch, and whether the ledger is active (NULL when it is gone). Parameters:
-# ``confirm_params``.
+# own: the epoch, and whether the ledger is active and unchanged since the copy was read (its
+# closed period, above all, which a posting checks on the copy before it writes); NULL when
+# it is gone. Parameters: ``confirm_params``.
 CONFIRM_COLUMNS = (EPOCH_SQL, ACTIVE_SQL)
 CONFIRM_SQL = f"SELECT {EPOCH_SQL}, {ACTIVE_SQL}"
 
 
 class CopyChanged(Stale):
-    """The epoch moved, or the ledger was deleted, since the copy a posting ran on was read."""
+    """The epoch moved, or the ledger was changed or deleted, since the copy a posting ran on
+    was read."""
 
 
 @dataclass
@@ -194,7 +196,7 @@ def unconfirmed(ledger: Any) -> bool:
 
 def confirm_params(ledger: Ledger) -> list[Any]:
     """The parameters of ``CONFIRM_COLUMNS``."""
-    return [ledger.organization_id, ledger.pk]
+    return [ledger.updated_at, ledger.organization_id, ledger.pk]
 
 
 def confirm(ledger: Ledger, epoch: Any, active: Any) -> None:

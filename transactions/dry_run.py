@@ -17,6 +17,7 @@ from transactions.prepare import (
     balances_of,
     opening_steps,
     prepare,
+    stamp_posted,
 )
 
 
@@ -35,6 +36,6 @@ def simulate(ledger: Ledger, request: PostingRequest) -> Outcome:
             organization_id=ledger.organization_id, account_id__in=balances_of(steps)
         )
     }
-    tx.created_at = tx.updated_at = timezone.now()
-    operations = BalanceBook(balances, now=tx.created_at).apply_all(tx, steps)
+    now = stamp_posted(tx, timezone.now(), prepared.effective_at)
+    operations = BalanceBook(balances, now=now).apply_all(tx, steps)
     return Outcome(200, transaction=attach_operations(tx, operations))

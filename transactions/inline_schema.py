@@ -104,6 +104,7 @@ INLINE_JSON = _closed(
         "variables": VARIABLES,
         "parentTransactionId": {"type": "string", "format": "uuid", "nullable": True},
         "expiresAt": {"type": "string", "format": "date-time", "nullable": True},
+        "effectiveAt": {"type": "string", "format": "date-time", "nullable": True},
     },
     "chartOfAccountsGroupName",
     "send",

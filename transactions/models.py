@@ -57,6 +57,9 @@ class Transaction(TenantRow, TimestampedModel):
     legs = models.JSONField(default=list)
     # A pending transaction past this instant is canceled (``states.expire``); commit refuses it.
     expires_at = models.DateTimeField(null=True, blank=True)
+    # When the money moved, as the books tell it (``effectiveAt``): at most the time it was
+    # posted (``created_at``), which is when the ledger learned of it. docs/TIME.md.
+    effective_at = models.DateTimeField(default=timezone.now)
     # Who posted it, in which request (``ledgerproject.actors``).
     # Database defaults too, for rows written by SQL of its own (a migration, a bulk load).
     actor_kind = models.CharField(
@@ -81,10 +84,16 @@ class Transaction(TenantRow, TimestampedModel):
                 name="transaction_status_valid",
             ),
             models.CheckConstraint(condition=Q(amount__gt=0), name="transaction_amount_positive"),
+            # What a ledger learns it cannot have learned before it happened.
+            models.CheckConstraint(
+                condition=Q(effective_at__lte=F("created_at")),
+                name="transaction_effective_by_posting",
+            ),
         ]
         indexes = [
             models.Index(fields=["ledger", "created_at", "id"], name="tx_ledger_created_idx"),
             models.Index(fields=["ledger", "status", "created_at"], name="tx_ledger_status_idx"),
+            models.Index(fields=["ledger", "effective_at", "id"], name="tx_ledger_effective_idx"),
             models.Index(fields=["ledger", "type"], name="tx_ledger_type_idx"),
             models.Index(fields=["ledger", "asset_code"], name="tx_ledger_asset_idx"),
             models.Index(
@@ -148,6 +157,9 @@ class Operation(TenantRow, TimestampedModel):
     balance_scale_after = models.PositiveSmallIntegerField()
     balance_version = models.BigIntegerField()
     metadata = models.JSONField(default=dict, blank=True)
+    # When this change of the balance took effect: its posting's ``effectiveAt``, or the time a
+    # commit, cancel or revert gave (its own ``effectiveAt``, by default when it was made).
+    effective_at = models.DateTimeField(default=timezone.now)
 
     def __str__(self) -> str:
         return f"{self.type} {self.account_alias} ({self.pk})"
@@ -155,6 +167,10 @@ class Operation(TenantRow, TimestampedModel):
     class Meta(TimestampedModel.Meta):
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="operation_amount_positive"),
+            models.CheckConstraint(
+                condition=Q(effective_at__lte=F("created_at")),
+                name="operation_effective_by_posting",
+            ),
             models.CheckConstraint(
                 condition=Q(type__in=["DEBIT", "CREDIT"]), name="operation_type_valid"
             ),
@@ -182,6 +198,7 @@ class Operation(TenantRow, TimestampedModel):
         indexes = [
             models.Index(fields=["transaction"], name="op_transaction_idx"),
             models.Index(fields=["account", "created_at"], name="op_account_created_idx"),
+            models.Index(fields=["account", "effective_at"], name="op_account_effective_idx"),
         ]
 
 

@@ -82,6 +82,21 @@ def legs_of(tx: Transaction) -> list[Leg]:
     return [Leg.from_json(leg) for leg in tx.legs]
 
 
+def change_of(direction: str, effect: str, amount: int) -> tuple[int, int]:
+    """What an operation of ``amount`` does to its balance's (available, on hold): POST moves
+    available (down for a DEBIT), HOLD moves available to on hold, SETTLE takes from on hold,
+    RELEASE returns on hold to available."""
+    if effect == Operation.POST:
+        return (-amount if direction == DEBIT else amount), 0
+    if effect == Operation.HOLD:
+        return -amount, amount
+    if effect == Operation.SETTLE:
+        return 0, -amount
+    if effect == Operation.RELEASE:
+        return amount, -amount
+    raise ValueError(f"no effect {effect!r}")
+
+
 Step = tuple[Leg, str]
 """A leg and its effect on the balance: POST, HOLD, SETTLE or RELEASE."""
 
@@ -89,9 +104,18 @@ Step = tuple[Leg, str]
 class BalanceBook:
     """Balances of one posting (or batch) in memory; each applied step yields one operation."""
 
-    def __init__(self, balances: Mapping[uuid.UUID, Balance], *, now: dt.datetime) -> None:
+    def __init__(
+        self,
+        balances: Mapping[uuid.UUID, Balance],
+        *,
+        now: dt.datetime,
+        effective_at: dt.datetime | None = None,
+    ) -> None:
+        """``effective_at``: when the operations take effect (a commit's); by default their
+        transaction's ``effective_at``."""
         self.balances = balances
         self.now = now
+        self.effective_at = effective_at
 
     def apply(self, tx: Transaction, leg: Leg, effect: str) -> Operation:
         balance = self.balances[leg.account_id]
@@ -100,15 +124,10 @@ class BalanceBook:
         available = rescale(balance.available, balance.scale, scale)
         on_hold = rescale(balance.on_hold, balance.scale, scale)
         limit = rescale(balance.overdraft_limit, balance.scale, scale)
-        amount = rescale(leg.amount, tx.scale, scale)
-        if effect == Operation.POST:
-            available += -amount if leg.direction == DEBIT else amount
-        elif effect == Operation.HOLD:
-            available, on_hold = available - amount, on_hold + amount
-        elif effect == Operation.SETTLE:
-            on_hold -= amount
-        elif effect == Operation.RELEASE:
-            available, on_hold = available + amount, on_hold - amount
+        moved_available, moved_on_hold = change_of(
+            leg.direction, effect, rescale(leg.amount, tx.scale, scale)
+        )
+        available, on_hold = available + moved_available, on_hold + moved_on_hold
         if available < -limit and not balance.is_external:
             overdraft = (
                 f" (with an overdraft of up to {format_amount(limit, scale, tx.asset_code)})"
@@ -157,6 +176,7 @@ class BalanceBook:
             balance_version=balance.version,
             created_at=self.now,
             updated_at=self.now,
+            effective_at=self.effective_at or tx.effective_at,
         )
 
     def apply_all(self, tx: Transaction, steps: list[Step]) -> list[Operation]:

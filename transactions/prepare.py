@@ -13,8 +13,10 @@ from django.utils import timezone
 
 from ledgerproject import actors
 from ledgerproject.errors import ErrorCode, LedgerError
+from ledgerproject.formats import render_timestamp
 from ledgerproject.metadata import validate_metadata
 from organizations.models import Ledger
+from organizations.periods import check_open
 from templates_dsl.ast import Template
 from templates_dsl.models import TransactionTemplate
 from templates_dsl.planner import PostingPlan
@@ -39,6 +41,8 @@ class PostingRequest:
     expires_at: dt.datetime | None = None
     claim: idempotency.Claim | None = None
     inline: Template | None = None
+    # When the money moved (``effectiveAt``); None: when it is posted.
+    effective_at: dt.datetime | None = None
 
 
 @dataclass
@@ -92,6 +96,7 @@ def item_error(index: int, error: LedgerError) -> LedgerError:
 class Prepared:
     transaction: Transaction
     legs: list[Leg]
+    effective_at: dt.datetime | None = None  # as sent; None: when it is posted (``stamp_posted``)
 
 
 def prepare(
@@ -143,7 +148,7 @@ def prepare(
         legs=[leg.as_json() for leg in legs],
         **actors.stamp(),
     )
-    return Prepared(tx, legs)
+    return Prepared(tx, legs, checked_effective_at(request.effective_at, ledger))
 
 
 def expiry_of(request: PostingRequest, plan: PostingPlan, *, pending: bool) -> dt.datetime | None:
@@ -166,6 +171,43 @@ def expiry_of(request: PostingRequest, plan: PostingPlan, *, pending: bool) -> d
             fields={"expiresAt": "in the past"},
         )
     return request.expires_at
+
+
+def checked_effective_at(
+    value: dt.datetime | None, ledger: Ledger, *, not_before: Transaction | None = None
+) -> dt.datetime | None:
+    """An ``effectiveAt`` a client sent: not in the future (the ledger records what happened),
+    not in the ledger's closed period (checked again when written: ``guards.Guard``), and for a
+    commit, cancel or revert (``not_before``: the transaction it acts on) not before that
+    transaction took effect. None stays None: effective when written."""
+    if value is None:
+        return None
+    check_open(ledger, value)
+    if value > timezone.now():
+        raise LedgerError(
+            ErrorCode.BAD_REQUEST,
+            "effectiveAt must not be in the future.",
+            fields={"effectiveAt": "in the future"},
+        )
+    # To the second: the API answers times to the second, and a client may send one back.
+    if not_before is not None and value < not_before.effective_at.replace(microsecond=0):
+        raise LedgerError(
+            ErrorCode.BAD_REQUEST,
+            "effectiveAt must not be before the transaction's own effectiveAt "
+            f"({render_timestamp(not_before.effective_at)}).",
+            fields={"effectiveAt": "before the transaction's own"},
+        )
+    return value.astimezone(dt.UTC)
+
+
+def stamp_posted(
+    tx: Transaction, now: dt.datetime, effective_at: dt.datetime | None
+) -> dt.datetime:
+    """The posting's time (once its locks are held, so that an account's operations are in time
+    order as they are in version order), and its effective time: ``effective_at``, or then."""
+    tx.created_at = tx.updated_at = now
+    tx.effective_at = effective_at or now
+    return now
 
 
 def opening_steps(tx: Transaction, legs: list[Leg]) -> list[Step]:

@@ -72,6 +72,7 @@ def operation_data(op: Any, t: _Texts) -> dict[str, Any]:
         "accountAlias": _text(op.account_alias),
         "portfolioId": t.of(op.portfolio_id),
         "metadata": _metadata(op.metadata),
+        "effectiveAt": t.of(op.effective_at),
         "createdAt": t.of(op.created_at),
         "updatedAt": t.of(op.updated_at),
     }
@@ -103,6 +104,7 @@ def transaction_data(tx: Any) -> dict[str, Any]:
         "metadata": _metadata(tx.metadata),
         "operations": [operation_data(op, t) for op in operations],
         "expiresAt": t.of(tx.expires_at),
+        "effectiveAt": t.of(tx.effective_at),
         "actor": actor_of(tx),
         "requestId": tx.request_id or None,
         "createdAt": t.of(tx.created_at),

@@ -13,7 +13,7 @@ from typing import Any
 from django.utils import timezone
 
 from ledgerproject.db import new_id
-from ledgerproject.errors import LedgerError
+from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.models import Balance, Ledger
 from outbox import events
 from transactions import idempotency
@@ -31,6 +31,7 @@ from transactions.prepare import (
     balances_of,
     opening_steps,
     prepare,
+    stamp_posted,
 )
 from transactions.writes import write_posting
 
@@ -231,13 +232,13 @@ class Run:
         posted, operations = [], []
         for index in items:
             tx = self.prepared[index].transaction
-            # Stamped now that the locks are held, so an account's operations are in time order
-            # as they are in version order (the point-in-time balance relies on it).
-            tx.created_at = tx.updated_at = book.now = timezone.now()
+            book.now = stamp_posted(tx, timezone.now(), self.prepared[index].effective_at)
             try:
                 item_operations = book.apply_all(tx, steps[index])
             except LedgerError as error:
-                guard = Guard.of(self.ledger, [tx.asset_code], balances_of(steps[index]))
+                guard = Guard.of(
+                    self.ledger, [tx.asset_code], balances_of(steps[index]), tx.effective_at
+                )
                 self.refuse(index, guard_refusal(guard) or error)
                 continue
             attach_operations(tx, item_operations)
@@ -248,7 +249,10 @@ class Run:
         self.raise_first_refusal()
         touched = sorted({leg.account_id for i in posted for leg, _ in steps[i]})
         guard = Guard.of(
-            self.ledger, (self.prepared[i].transaction.asset_code for i in posted), touched
+            self.ledger,
+            (self.prepared[i].transaction.asset_code for i in posted),
+            touched,
+            min(op.effective_at for op in operations),
         )
         self.lookups.confirm_before_write()  # nothing is written from an unconfirmed copy
         txs = [self.prepared[i].transaction for i in posted]
@@ -260,14 +264,25 @@ class Run:
                 tx = self.prepared[index].transaction
                 self.outcomes[index] = Outcome(201, transaction=tx, rendered=event.data)
             return posted
-        # Something was deleted while we waited for the locks: refuse what it touches, then
-        # apply the others again from the balances as they are.
+        # Something was deleted (or a period closed) while we waited for the locks: refuse
+        # what it touches, then apply the others again from the balances as they are. When no
+        # item is to blame the guard would refuse again: that is an error, not a loop.
+        blamed = False
         for index in posted:
-            asset = self.prepared[index].transaction.asset_code
-            refusal = guard_refusal(Guard.of(self.ledger, [asset], balances_of(steps[index])))
+            tx = self.prepared[index].transaction
+            refusal = guard_refusal(
+                Guard.of(self.ledger, [tx.asset_code], balances_of(steps[index]), tx.effective_at)
+            )
             if refusal is not None:
                 self.refuse(index, refusal)
+                blamed = True
         self.raise_first_refusal()
+        if not blamed:
+            raise LedgerError(
+                ErrorCode.ACTION_NOT_PERMITTED,
+                "The ledger changed while this request was written; nothing was written. "
+                "Send it again.",
+            )
         self.balances = lock_balances(self.ledger.organization_id, balances)
         return self.apply(skip)
 

@@ -24,6 +24,8 @@ ERRORS = error_responses(*COMMON_ERRORS, 409, 422)
 LIST_PARAMS = [
     date_parameter("beginDate", "Inclusive date or timestamp."),
     date_parameter("endDate", "Inclusive date or timestamp."),
+    date_parameter("effectiveFrom", "Effective from this date or time, inclusive."),
+    date_parameter("effectiveTo", "Effective until this date or time, inclusive."),
     text_parameter("assetCode"),
     text_parameter("status", many=True),
     text_parameter("type", description="Template code."),

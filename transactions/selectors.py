@@ -6,14 +6,14 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from django.db.models import Count, Prefetch, QuerySet
+from django.db.models import Count, Max, Prefetch, Q, QuerySet
 
-from ledgerproject.db import grouped_sums
+from ledgerproject.db import grouped_sums, one_snapshot
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.formats import parse_timestamp
 from organizations.models import Account, Balance, Ledger
 from transactions.models import Operation, Transaction
-from transactions.money import combine_scales, rescale
+from transactions.money import change_of, combine_scales, rescale
 
 CHART_TYPES = (
     "totalTransactions",
@@ -38,40 +38,130 @@ def transactions_of_account(account: Account) -> QuerySet[Transaction]:
 
 
 def statement_of(account: Account) -> QuerySet[Operation]:
-    return Operation.objects.filter(account_id=account.pk)
+    return Operation.objects.filter(organization_id=account.organization_id, account_id=account.pk)
 
 
-def balance_at(account: Account, at: dt.datetime) -> dict[str, int]:
-    """The balance as it was at ``at``, at the scale it had then: its last operation's
-    ``balanceAfter``. Before any operation it was zero, at the scale the first operation found
-    it at (an overdraft limit may have raised it), or, with no operation yet, its scale now."""
-    last = (
-        Operation.objects.filter(account_id=account.pk, created_at__lte=at)
-        .order_by("-balance_version")
-        .values("balance_available_after", "balance_on_hold_after", "balance_scale_after")
+AFTER = ("balance_available_after", "balance_on_hold_after", "balance_scale_after")
+
+
+def balance_at(account: Account, *, at: dt.datetime, as_of: dt.datetime) -> dict[str, int]:
+    """The balance effective at ``at`` as the ledger knew it at ``as_of`` (docs/TIME.md): what
+    the operations written by ``as_of`` and effective by ``at`` did, at the scale the last of
+    them left the balance at (scales never shrink in an account's version order). Before any
+    operation the balance was zero, at the scale the first operation found it at (an overdraft
+    limit may have raised it), or, with no operation yet, its scale now.
+
+    Every operation takes effect no later than it is written, so each written by ``at`` counts,
+    and their sum is the last one's ``balanceAfter``. What else counts was written after ``at``
+    and backdated to it. Read from whichever end has fewer operations to add: that last one,
+    plus the operations written since; or the sum of all those effective by ``at``."""
+    operations = statement_of(account)
+    with one_snapshot():
+        top = _last(operations.filter(created_at__lte=as_of))
+        if top is None:
+            return {"available": 0, "onHold": 0, "scale": _opening_scale(account)}
+        if at >= as_of:
+            return _after(top)
+        base = _last(operations.filter(created_at__lte=at))
+        known = base["balance_version"] if base else 0
+        if base is not None and top["balance_version"] - known <= known:
+            later = operations.filter(
+                created_at__gt=at, created_at__lte=as_of, effective_at__lte=at
+            )
+            scale = max(
+                base["balance_scale_after"],
+                later.aggregate(scale=Max("balance_scale_after"))["scale"] or 0,
+            )
+            available, on_hold = sum_of_changes(later, scale)
+            start = _after(base)
+            return {
+                "available": available + rescale(start["available"], start["scale"], scale),
+                "onHold": on_hold + rescale(start["onHold"], start["scale"], scale),
+                "scale": scale,
+            }
+        counted = operations.filter(effective_at__lte=at, created_at__lte=as_of)
+        scale = counted.aggregate(scale=Max("balance_scale_after"))["scale"]
+        if scale is None:
+            return {"available": 0, "onHold": 0, "scale": _opening_scale(account)}
+        available, on_hold = sum_of_changes(counted, scale)
+        return {"available": available, "onHold": on_hold, "scale": scale}
+
+
+def _last(operations: QuerySet[Operation]) -> dict[str, Any] | None:
+    """The last of these operations of one account (its highest version)."""
+    return operations.order_by("-balance_version").values(*AFTER, "balance_version").first()
+
+
+def _after(row: dict[str, Any]) -> dict[str, int]:
+    return {
+        "available": row["balance_available_after"],
+        "onHold": row["balance_on_hold_after"],
+        "scale": row["balance_scale_after"],
+    }
+
+
+def _opening_scale(account: Account) -> int:
+    first = (
+        statement_of(account)
+        .order_by("balance_version")
+        .values_list("balance_scale", flat=True)
         .first()
     )
-    if last is None:
+    if first is None:
         first = (
-            Operation.objects.filter(account_id=account.pk)
-            .order_by("balance_version")
-            .values_list("balance_scale", flat=True)
+            Balance.objects.filter(organization_id=account.organization_id, account_id=account.pk)
+            .values_list("scale", flat=True)
             .first()
         )
-        if first is None:
-            first = (
+    return first or 0
+
+
+def sum_of_changes(operations: QuerySet[Operation], scale: int) -> tuple[int, int]:
+    """What the operations did to their balance's (available, on hold), together, exactly at
+    ``scale`` (at least theirs): summed in the database per kind of operation and scale."""
+    sums = grouped_sums(operations, ("type", "effect", "scale"), ("amount",))
+    available = on_hold = 0
+    for (direction, effect, op_scale), total in sums.items():
+        moved_available, moved_on_hold = change_of(
+            direction, effect, rescale(total, op_scale, scale)
+        )
+        available, on_hold = available + moved_available, on_hold + moved_on_hold
+    return available, on_hold
+
+
+def statement_in_effective_order(
+    account: Account, rows: list[Operation]
+) -> list[tuple[Operation, dict[str, int]]]:
+    """A page of the account's statement read in effective order (``effective_at``, then
+    id), each operation with the balance effective just after it (``runningBalance``),
+    computed at the balance's scale now: the sum of every operation before the page's
+    earliest, then each in turn."""
+    if not rows:
+        return []
+    ordered = sorted(rows, key=lambda op: (op.effective_at, op.id))
+    first = ordered[0]
+    with one_snapshot():
+        scale = max(
+            [op.balance_scale_after for op in rows]
+            + list(
                 Balance.objects.filter(
                     organization_id=account.organization_id, account_id=account.pk
-                )
-                .values_list("scale", flat=True)
-                .first()
+                ).values_list("scale", flat=True)
             )
-        return {"available": 0, "onHold": 0, "scale": first or 0}
-    return {
-        "available": last["balance_available_after"],
-        "onHold": last["balance_on_hold_after"],
-        "scale": last["balance_scale_after"],
-    }
+        )
+        before = statement_of(account).filter(
+            Q(effective_at__lt=first.effective_at)
+            | Q(effective_at=first.effective_at, id__lt=first.id)
+        )
+        available, on_hold = sum_of_changes(before, scale)
+    running = {}
+    for op in ordered:
+        moved_available, moved_on_hold = change_of(
+            op.type, op.effect, rescale(op.amount, op.scale, scale)
+        )
+        available, on_hold = available + moved_available, on_hold + moved_on_hold
+        running[op.id] = {"available": available, "onHold": on_hold, "scale": scale}
+    return [(op, running[op.id]) for op in rows]
 
 
 def _date(value: Any, name: str) -> dt.date:

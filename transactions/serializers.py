@@ -70,6 +70,18 @@ def expires_at_field() -> serializers.DateTimeField:
     )
 
 
+def effective_at_field() -> serializers.DateTimeField:
+    """When the money moved, the same field on every posting, commit, cancel and revert."""
+    return serializers.DateTimeField(
+        source="effective_at",
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="When it took effect (not in the future); by default, when it is written. "
+        "Balances are checked as posted, whatever the effective time.",
+    )
+
+
 class PostingOptionsIn(InputSerializer):
     """What every posting takes besides its template (a stored one's code, or an inline one)."""
 
@@ -83,6 +95,7 @@ class PostingOptionsIn(InputSerializer):
     )
     pending = StrictBooleanField(required=False, allow_null=True, default=None)
     expiresAt = expires_at_field()
+    effectiveAt = effective_at_field()
 
 
 class TransactionIn(PostingOptionsIn):
@@ -105,6 +118,13 @@ class CommitIn(InputSerializer):
 
     amount = StrictIntegerField(min_value=1, max_value=MAX_AMOUNT, required=False)
     scale = StrictIntegerField(min_value=0, max_value=18, required=False)
+    effectiveAt = effective_at_field()
+
+
+class ActionIn(InputSerializer):
+    """The optional body of a revert or cancel: when it takes effect."""
+
+    effectiveAt = effective_at_field()
 
 
 class InlineDslIn(PostingOptionsIn):
@@ -123,6 +143,7 @@ class InlineJsonIn(InputSerializer):
     variables = VariablesField(required=False, default=dict)
     parentTransactionId = serializers.UUIDField(source="parent_id", required=False, allow_null=True)
     expiresAt = expires_at_field()
+    effectiveAt = effective_at_field()
 
 
 class TransactionBatchItemIn(TransactionIn):
@@ -217,8 +238,22 @@ class OperationOut(serializers.Serializer):
     accountAlias = serializers.CharField(source="account_alias")
     portfolioId = serializers.UUIDField(source="portfolio_id", allow_null=True)
     metadata = MetadataField()
+    effectiveAt = TimestampField(
+        source="effective_at", help_text="When this change of the balance took effect."
+    )
     createdAt = TimestampField(source="created_at")
     updatedAt = TimestampField(source="updated_at")
+
+
+class StatementOperationOut(OperationOut):
+    """An operation of an account's statement: in effective order, with the balance effective
+    just after it."""
+
+    runningBalance = BalanceOut(
+        required=False,
+        help_text="With order=effective: the balance effective just after this operation, at "
+        "the balance's scale now.",
+    )
 
 
 class ActorOut(serializers.Serializer):
@@ -253,6 +288,10 @@ class TransactionOut(serializers.Serializer):
     metadata = MetadataField()
     operations = OperationOut(many=True, source="operations.all")
     expiresAt = TimestampField(source="expires_at", allow_null=True)
+    effectiveAt = TimestampField(
+        source="effective_at",
+        help_text="When the money moved, as the books tell it; createdAt is when it was posted.",
+    )
     actor = ActorOut(help_text="Who posted it: an API token, a staff user or a command.")
     requestId = serializers.CharField(
         allow_null=True, help_text="The X-Request-Id of the request that posted it."
@@ -283,7 +322,8 @@ class PointInTimeBalanceOut(serializers.Serializer):
     accountId = serializers.UUIDField()
     alias = serializers.CharField()
     assetCode = serializers.CharField()
-    at = serializers.CharField()
+    at = serializers.CharField(help_text="The balance effective at this time.")
+    asOf = serializers.CharField(help_text="As the ledger knew it at this time.")
     available = serializers.IntegerField()
     onHold = serializers.IntegerField()
     scale = serializers.IntegerField()
@@ -316,6 +356,80 @@ class ChartOut(serializers.Serializer):
     startDate = serializers.CharField(allow_null=True)
     endDate = serializers.CharField(allow_null=True)
     data = ChartItemOut(many=True)  # type: ignore[assignment]
+
+
+class TrialBalanceLineOut(serializers.Serializer):
+    accountId = serializers.UUIDField()
+    alias = serializers.CharField()
+    debits = serializers.IntegerField(help_text="What left the account, at the asset's scale.")
+    credits = serializers.IntegerField(help_text="What reached the account.")
+    balance = serializers.IntegerField(help_text="credits - debits: available plus on hold.")
+
+
+class TrialBalanceChartOut(serializers.Serializer):
+    chartOfAccounts = serializers.CharField()
+    debits = serializers.IntegerField()
+    credits = serializers.IntegerField()
+    accounts = TrialBalanceLineOut(many=True)
+
+
+class TrialBalanceAssetOut(serializers.Serializer):
+    assetCode = serializers.CharField()
+    scale = serializers.IntegerField(help_text="The scale of every figure of this asset.")
+    debits = serializers.IntegerField()
+    credits = serializers.IntegerField(help_text="Equal to debits: every transaction balances.")
+    charts = TrialBalanceChartOut(many=True)
+
+
+class TrialBalanceOut(serializers.Serializer):
+    ledgerId = serializers.UUIDField()
+    timeZone = serializers.CharField()
+    at = serializers.CharField(help_text="Effective at this moment (a date: its end).")
+    assets = TrialBalanceAssetOut(many=True)
+
+
+class PeriodLineOut(serializers.Serializer):
+    accountId = serializers.UUIDField()
+    alias = serializers.CharField()
+    opening = serializers.IntegerField(help_text="The balance effective before the period.")
+    debits = serializers.IntegerField()
+    credits = serializers.IntegerField()
+    closing = serializers.IntegerField(help_text="opening + credits - debits.")
+
+
+class PeriodChartOut(serializers.Serializer):
+    chartOfAccounts = serializers.CharField()
+    opening = serializers.IntegerField()
+    debits = serializers.IntegerField()
+    credits = serializers.IntegerField()
+    closing = serializers.IntegerField()
+    accounts = PeriodLineOut(many=True)
+
+
+class PeriodAssetOut(serializers.Serializer):
+    assetCode = serializers.CharField()
+    scale = serializers.IntegerField()
+    opening = serializers.IntegerField()
+    debits = serializers.IntegerField()
+    credits = serializers.IntegerField()
+    closing = serializers.IntegerField()
+    charts = PeriodChartOut(many=True)
+
+
+# ``from`` is a keyword of Python: the class is made from a mapping of its fields.
+PeriodReportOut = type(
+    "PeriodReportOut",
+    (serializers.Serializer,),
+    {
+        "__module__": __name__,
+        "__doc__": "Each account's opening balance, movements and closing balance.",
+        "ledgerId": serializers.UUIDField(),
+        "timeZone": serializers.CharField(),
+        "from": serializers.CharField(help_text="The period's first moment (a date: its start)."),
+        "to": serializers.CharField(help_text="The period's last moment (a date: its end)."),
+        "assets": PeriodAssetOut(many=True),
+    },
+)
 
 
 # The endpoints' documented parameters and answers (drf-spectacular), beside the shapes.

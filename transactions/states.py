@@ -31,20 +31,25 @@ from transactions.locking import lock_balances, lock_transaction
 from transactions.models import Operation, Transaction
 from transactions.money import CREDIT, DEBIT, BalanceBook, Step, legs_of
 from transactions.partial import Amount, check_not_expired, commit_steps, is_expired
-from transactions.prepare import attach_operations
+from transactions.prepare import attach_operations, checked_effective_at, stamp_posted
 from transactions.writes import write_posting
 
 
-def _write(tx: Transaction, steps: list[Step], *, insert: bool) -> Transaction:
-    """Apply ``steps`` to the locked balances and write them (with ``tx`` when ``insert``).
-    A deleted instrument or account is answered before any other refusal."""
+def _write(
+    tx: Transaction, steps: list[Step], *, insert: bool, effective_at: dt.datetime | None
+) -> Transaction:
+    """Apply ``steps`` to the locked balances and write them (with ``tx`` when ``insert``),
+    effective at ``effective_at`` (None: as they are written). A deleted instrument or account
+    is answered before any other refusal."""
     touched = sorted({leg.account_id for leg, _ in steps})
     balances = lock_balances(tx.organization_id, touched)
-    guard = Guard.of(tx, [tx.asset_code], touched)
     if insert:
-        tx.created_at = tx.updated_at = timezone.now()
+        stamp_posted(tx, timezone.now(), effective_at)
+    effective_at = effective_at or tx.updated_at
+    guard = Guard.of(tx, [tx.asset_code], touched, effective_at)
+    book = BalanceBook(balances, now=tx.updated_at, effective_at=effective_at)
     try:
-        operations = BalanceBook(balances, now=tx.updated_at).apply_all(tx, steps)
+        operations = book.apply_all(tx, steps)
     except LedgerError as error:
         raise guard_refusal(guard) or error from None
     written = write_posting(
@@ -75,9 +80,14 @@ def _set_status(tx: Transaction, status: str) -> None:
 
 
 def commit(
-    *, ledger: Ledger, transaction_id: uuid.UUID, amount: Amount | None = None
+    *,
+    ledger: Ledger,
+    transaction_id: uuid.UUID,
+    amount: Amount | None = None,
+    effective_at: dt.datetime | None = None,
 ) -> Transaction:
-    """Commit a pending transaction, in full or (``amount``) in part (``partial.py``)."""
+    """Commit a pending transaction, in full or (``amount``) in part (``partial.py``), effective
+    at ``effective_at`` (by default when it is committed)."""
     with transaction.atomic(durable=True):
         tx = _locked(ledger, transaction_id)
         if tx.status != Transaction.PRE_APPROVED:
@@ -86,26 +96,34 @@ def commit(
                 f"Only a PRE_APPROVED transaction can be committed; this one is {tx.status}.",
             )
         check_not_expired(tx, timezone.now())
+        effective_at = checked_effective_at(effective_at, ledger, not_before=tx)
         steps = commit_steps(tx, amount)
         _set_status(tx, Transaction.SENT)
-        _write(tx, steps, insert=False)
+        _write(tx, steps, insert=False, effective_at=effective_at)
         operations = Operation.objects.filter(transaction_id=tx.pk).order_by("created_at", "id")
         return _recorded(attach_operations(tx, list(operations)), events.TRANSACTION_COMMITTED)
 
 
-def revert(*, ledger: Ledger, transaction_id: uuid.UUID) -> Transaction:
+def revert(
+    *, ledger: Ledger, transaction_id: uuid.UUID, effective_at: dt.datetime | None = None
+) -> Transaction:
+    """A reversal effective at ``effective_at``: by default when it is made, whenever the
+    original took effect."""
     with transaction.atomic(durable=True):
         tx = _locked(ledger, transaction_id)
         _check_revertible(tx)
+        effective_at = checked_effective_at(effective_at, ledger, not_before=tx)
         if tx.status == Transaction.PRE_APPROVED:
-            return _cancel_locked(tx)
+            return _cancel_locked(tx, effective_at)
         steps = [(leg.mirrored(), Operation.POST) for leg in legs_of(tx)]
-        reversal = _write(_reversal_of(tx, REVERSAL), steps, insert=True)
+        reversal = _write(_reversal_of(tx, REVERSAL), steps, insert=True, effective_at=effective_at)
         return _recorded(reversal, events.TRANSACTION_REVERTED)
 
 
-def cancel(*, ledger: Ledger, transaction_id: uuid.UUID) -> Transaction:
-    reversal = _cancel(ledger, transaction_id, expired_by=None)
+def cancel(
+    *, ledger: Ledger, transaction_id: uuid.UUID, effective_at: dt.datetime | None = None
+) -> Transaction:
+    reversal = _cancel(ledger, transaction_id, expired_by=None, effective_at=effective_at)
     assert reversal is not None
     return reversal
 
@@ -121,10 +139,15 @@ def expire(
 
 
 def _cancel(
-    ledger: Ledger, transaction_id: uuid.UUID, *, expired_by: dt.datetime | None
+    ledger: Ledger,
+    transaction_id: uuid.UUID,
+    *,
+    expired_by: dt.datetime | None,
+    effective_at: dt.datetime | None = None,
 ) -> Transaction | None:
     """The one cancel: by request (``expired_by`` None) or by expiry (nothing unless the
-    transaction is still pending and past its expiry once its row is held)."""
+    transaction is still pending and past its expiry once its row is held). An expiry takes
+    effect when it is made."""
     with transaction.atomic(durable=True):
         tx = _locked(ledger, transaction_id)
         if expired_by is not None and not is_expired(tx, expired_by):
@@ -135,7 +158,8 @@ def _cancel(
                 ErrorCode.INVALID_TRANSACTION_STATUS,
                 f"Only a PRE_APPROVED transaction can be canceled; this one is {tx.status}.",
             )
-        return _cancel_locked(tx)
+        effective_at = checked_effective_at(effective_at, ledger, not_before=tx)
+        return _cancel_locked(tx, effective_at)
 
 
 ACTIONS: dict[str, Callable[..., Transaction]] = {
@@ -191,11 +215,13 @@ def _reversal_of(tx: Transaction, kind: str) -> Transaction:
     )
 
 
-def _cancel_locked(tx: Transaction) -> Transaction:
+def _cancel_locked(tx: Transaction, effective_at: dt.datetime | None) -> Transaction:
     releases = [
         (leg.towards(CREDIT), Operation.RELEASE) for leg in legs_of(tx) if leg.direction == DEBIT
     ]
-    reversal = _write(_reversal_of(tx, CANCELLATION), releases, insert=True)
+    reversal = _write(
+        _reversal_of(tx, CANCELLATION), releases, insert=True, effective_at=effective_at
+    )
     tx.status, tx.updated_at = Transaction.CANCELED, reversal.updated_at
     # At the cancellation's own time, as its event implies for the original (the journal,
     # docs/BOOKS.md): save() would stamp updated_at anew.

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.http import HttpResponse
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
@@ -17,18 +18,19 @@ from journal import selectors as journal
 from journal.serializers import ProofOut, proof_data
 from ledgerproject.api.exceptions import api_error_for
 from ledgerproject.api.filters import known_filters, run_filterset
-from ledgerproject.api.pagination import KeysetPage
+from ledgerproject.api.pagination import KeysetPage, refuse_unknown_parameters
 from ledgerproject.api.renderers import json_response
 from ledgerproject.api.schema import date_parameter, text_or
 from ledgerproject.api.serializers import validated
 from ledgerproject.api.views import ScopedAPIView
-from ledgerproject.errors import ErrorCode, LedgerError
+from ledgerproject.errors import ErrorCode, LedgerError, invalid_parameter
 from ledgerproject.formats import digits_to_int, parse_timestamp, render_timestamp
+from organizations import periods
 from organizations.models import Account
 from organizations.selectors import parse_id
 from templates_dsl.inline import template_from_json, template_from_text
 from templates_dsl.serializers import checked_text, media_type, uploaded_text
-from transactions import answers, engine, idempotency, inline_schema, selectors, states
+from transactions import answers, engine, idempotency, inline_schema, reports, selectors, states
 from transactions.filters import TransactionFilter
 from transactions.models import Transaction
 from transactions.prepare import item_error
@@ -42,18 +44,21 @@ from transactions.schema import (
     replayed_on,
 )
 from transactions.serializers import (
+    ActionIn,
     BatchItemOut,
     ChartIn,
     ChartOut,
     CommitIn,
     InlineDslIn,
     InlineJsonIn,
-    OperationOut,
+    PeriodReportOut,
     PointInTimeBalanceOut,
+    StatementOperationOut,
     TransactionBatchIn,
     TransactionBatchItemIn,
     TransactionIn,
     TransactionOut,
+    TrialBalanceOut,
 )
 
 
@@ -179,9 +184,8 @@ class TransactionInlineJson(PostsFromCopies):
         body = request.data
         if not isinstance(body, dict):
             raise LedgerError(ErrorCode.BAD_REQUEST, "The request body must be a JSON object.")
-        options = {
-            k: body[k] for k in ("variables", "parentTransactionId", "expiresAt") if k in body
-        }
+        names = ("variables", "parentTransactionId", "expiresAt", "effectiveAt")
+        options = {k: body[k] for k in names if k in body}
         data = validated(InlineJsonIn, options)
         tree = {k: v for k, v in body.items() if k not in options}
         return post_one(self.ledger, request, {**data, "inline": template_from_json(tree)}, body)
@@ -276,7 +280,7 @@ class TransactionAction(ScopedAPIView):
     action: str = ""
 
     @extend_schema(
-        request=None,
+        request=ActionIn,
         responses={
             200: OpenApiResponse(TransactionOut, description="commit: the committed transaction"),
             201: OpenApiResponse(
@@ -287,7 +291,8 @@ class TransactionAction(ScopedAPIView):
     )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         pk = parse_id(kwargs["transaction_id"], "transaction")
-        tx = states.ACTIONS[self.action](ledger=self.ledger, transaction_id=pk)
+        data = _optional_body(request, ActionIn)
+        tx = states.ACTIONS[self.action](ledger=self.ledger, transaction_id=pk, **data)
         created = self.action != "commit"
         return Response(transaction_data(tx), status=201 if created else 200)
 
@@ -304,9 +309,7 @@ class TransactionCommit(TransactionAction):
     )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         pk = parse_id(kwargs["transaction_id"], "transaction")
-        # No body is no change of amount; a body must be an object (``null`` is not one).
-        body = request.data
-        data = validated(CommitIn, {} if isinstance(body, Mapping) and not body else body)
+        data = _optional_body(request, CommitIn)
         amount = None
         if "amount" in data:
             amount = states.Amount(data["amount"], data.get("scale"))
@@ -314,8 +317,17 @@ class TransactionCommit(TransactionAction):
             raise LedgerError(
                 ErrorCode.MISSING_FIELDS, "scale needs an amount.", fields={"amount": "missing"}
             )
-        tx = states.commit(ledger=self.ledger, transaction_id=pk, amount=amount)
+        tx = states.commit(
+            ledger=self.ledger, transaction_id=pk, amount=amount, effective_at=data["effective_at"]
+        )
         return Response(transaction_data(tx), status=200)
+
+
+def _optional_body(request: Request, serializer: Any) -> dict[str, Any]:
+    """An action's body: none is the same as ``{}``; one sent must be an object (``null`` is
+    not one)."""
+    body = request.data
+    return validated(serializer, {} if isinstance(body, Mapping) and not body else body)
 
 
 class AccountScopedView(ScopedAPIView):
@@ -335,35 +347,123 @@ class AccountTransactions(AccountScopedView):
         return page.response(render_transactions(page.slice(queryset)))
 
 
+STATEMENT_ORDERS = ("posted", "effective")
+
+
 class AccountOperations(AccountScopedView):
-    @extend_schema(parameters=LIST_PARAMS[-3:], responses={200: OperationOut(many=True), **ERRORS})
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "order",
+                {"type": "string", "enum": list(STATEMENT_ORDERS), "default": "posted"},
+                description="posted: in the order they were written, each with the stored "
+                "balance before and after it; effective: in the order they took effect, each "
+                "also with the balance effective just after it (runningBalance).",
+            ),
+            *LIST_PARAMS[-3:],
+        ],
+        responses={200: StatementOperationOut(many=True), **ERRORS},
+    )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        page = KeysetPage(request, keys=("balance_version", "id"))
-        rows = page.slice(selectors.statement_of(self.account()))
-        return page.response(operations_data(rows))
+        order = request.query_params.get("order") or "posted"
+        if order not in STATEMENT_ORDERS:
+            raise invalid_parameter("order", "order must be posted or effective.")
+        keys = ("effective_at", "id") if order == "effective" else ("balance_version", "id")
+        page = KeysetPage(request, keys=keys, known=("order",))
+        account = self.account()
+        rows = page.slice(selectors.statement_of(account))
+        data = operations_data(rows)
+        if order == "effective":
+            running = selectors.statement_in_effective_order(account, rows)
+            for item, (_, balance) in zip(data, running, strict=True):
+                item["runningBalance"] = balance
+        return page.response(data)
 
 
 class AccountBalanceAt(AccountScopedView):
     @extend_schema(
-        parameters=[date_parameter("at", "Date or timestamp; default now.")],
+        parameters=[
+            date_parameter("at", "The balance effective at this date or time; default now."),
+            date_parameter(
+                "asOf",
+                "As the ledger knew it at this date or time (what had been posted "
+                "by then); default now.",
+            ),
+        ],
         responses={200: PointInTimeBalanceOut, **ERRORS},
     )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        from django.utils import timezone
-
+        refuse_unknown_parameters(request, ("at", "asOf"))
         account = self.account()
-        raw = request.query_params.get("at")
-        at = parse_timestamp(raw, field="at", end_of_day=True) if raw else timezone.now()
-        balance = selectors.balance_at(account, at)
+        now = timezone.now()
+        at, as_of = (
+            parse_timestamp(raw, field=name, end_of_day=True) if raw else now
+            for name in ("at", "asOf")
+            for raw in [request.query_params.get(name)]
+        )
+        balance = selectors.balance_at(account, at=at, as_of=as_of)
         return Response(
             {
                 "accountId": str(account.pk),
                 "alias": account.alias,
                 "assetCode": account.asset_code,
                 "at": render_timestamp(at),
+                "asOf": render_timestamp(as_of),
                 **balance,
             }
         )
+
+
+class TrialBalance(ScopedAPIView):
+    """GET .../trial-balance?at=: every account's debits, credits and balance effective at a
+    moment, per asset and chart of accounts (docs/TIME.md)."""
+
+    @extend_schema(
+        parameters=[
+            date_parameter(
+                "at",
+                "Effective at this moment; a date is its end, in the ledger's time zone. "
+                "Default now.",
+            )
+        ],
+        responses={200: TrialBalanceOut, **ERRORS},
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        refuse_unknown_parameters(request, ("at",))
+        raw = request.query_params.get("at")
+        at = periods.ledger_moment(self.ledger, raw, field="at", end_of_day=True) if raw else None
+        report = reports.trial_balance(self.ledger, at or timezone.now())
+        return Response(reports.report_data(report))
+
+
+class PeriodReport(ScopedAPIView):
+    """GET .../period-report?from=&to=: every account's opening balance, debits, credits and
+    closing balance over a period of effective dates (docs/TIME.md)."""
+
+    @extend_schema(
+        parameters=[
+            date_parameter(
+                "from", "The period's first moment; a date is its start.", required=True
+            ),
+            date_parameter("to", "The period's last moment; a date is its end.", required=True),
+        ],
+        responses={200: PeriodReportOut, **ERRORS},
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        refuse_unknown_parameters(request, ("from", "to"))
+        params = request.query_params
+        missing = [name for name in ("from", "to") if not params.get(name)]
+        if missing:
+            raise LedgerError(
+                ErrorCode.MISSING_FIELDS,
+                f"{' and '.join(missing)} required: the period's first and last day.",
+                fields={name: "required" for name in missing},
+            )
+        start = periods.ledger_moment(self.ledger, params["from"], field="from", end_of_day=False)
+        end = periods.ledger_moment(self.ledger, params["to"], field="to", end_of_day=True)
+        if end < start:
+            raise LedgerError(ErrorCode.INVALID_DATE_RANGE, "to is before from.")
+        return Response(reports.report_data(reports.period_report(self.ledger, start, end)))
 
 
 class ChartView(ScopedAPIView):

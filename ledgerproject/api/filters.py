@@ -102,12 +102,14 @@ def refuse_nul_characters(request: Request) -> None:
 
 # The query parameters that hold a date or timestamp, and those that hold an id, wherever they
 # appear (tests/api/test_empty_query_values.py holds these against the schema's parameters).
-DATE_PARAMETERS = frozenset({"at", "beginDate", "endDate"})
+DATE_PARAMETERS = frozenset(
+    {"at", "asOf", "beginDate", "endDate", "effectiveFrom", "effectiveTo", "from", "to"}
+)
 ID_PARAMETERS = frozenset({"ledgerId", "parentTransactionId", "portfolioId", "productId"})
 # Switches (``?dryRun=true``): true or false, nothing else, so that a misspelt dryRun never
 # posts for real. And parameters with a value from a fixed set or a number: never empty.
 FLAG_PARAMETERS = frozenset({"dryRun", "deleted", "nonZero"})
-NOT_EMPTY_PARAMETERS = frozenset({"limit", "sort_order"})
+NOT_EMPTY_PARAMETERS = frozenset({"limit", "sort_order", "order"})
 
 
 def refuse_empty_values(request: Request) -> None:

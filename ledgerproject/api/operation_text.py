@@ -114,16 +114,19 @@ POSTING_OPTIONS = (
     "true`, header `Dry-Run: true`), writing nothing. An `Idempotency-Key` header makes a "
     "repeat with the same body answer the first answer again (header `Idempotent-Replayed: "
     "true`) and post nothing; the same key with another body is 422 0084, a repeat while the "
-    "first still runs 409 0084."
+    "first still runs 409 0084. `effectiveAt` says when the money moved, if before now (not "
+    "in the future, 400 0047; not in a closed period, 422 0124); balances are checked as "
+    "posted."
 )
 POSTED = (
     "Answers 201 with the transaction and its operations: `SENT`, or `PRE_APPROVED` when "
     "pending (the sources' money is held until commit or cancel)."
 )
 TRANSACTION_FILTERS = (
-    "Filters: `beginDate` and `endDate` (inclusive dates or timestamps, else 400 0077; end "
-    "before begin is 400 0083), `assetCode`, `status` (repeatable), `type` (the template code), "
-    "`parentTransactionId` and metadata. Each transaction comes with its operations."
+    "Filters: `beginDate` and `endDate` (when posted: inclusive dates or timestamps, else 400 "
+    "0077; end before begin is 400 0083), `effectiveFrom` and `effectiveTo` (when effective), "
+    "`assetCode`, `status` (repeatable), `type` (the template code), `parentTransactionId` "
+    "and metadata. Each transaction comes with its operations."
 )
 EVENTS = (
     "Filters: `type` (repeatable; an unknown type is 400 0082), `beginDate` and `endDate` "

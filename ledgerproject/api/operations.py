@@ -95,9 +95,16 @@ OPERATIONS: dict[str, Operation] = {
     f"{LEDGER}_retrieve": Operation("Get a ledger", f"One ledger. {NOT_FOUND}"),
     f"{LEDGER}_partial_update": Operation(
         "Update a ledger",
-        "Rename the ledger (409 0002 when another active ledger has the name), or change its "
-        f"status or metadata. {PATCHED.format(noun='ledger')}",
-        json_examples(rename={"name": "Operations Brazil", "metadata": {"region": "br"}}),
+        "Rename the ledger (409 0002 when another active ledger has the name), change its "
+        "status or metadata, or close its books through a day that is over (`closedThrough`, "
+        "in its `timeZone`; else 400 0047): nothing effective on or before it is written "
+        "afterwards (422 0124). Moving `closedThrough` back or clearing it reopens the books: "
+        "only a token that is neither limited to organizations nor read-only may (403 0043). "
+        f"{PATCHED.format(noun='ledger')}",
+        json_examples(
+            rename={"name": "Operations Brazil", "metadata": {"region": "br"}},
+            close_october={"closedThrough": "2026-10-31"},
+        ),
     ),
     f"{LEDGER}_destroy": Operation("Delete a ledger", SOFT_DELETE.format(noun="ledger")),
     # Instruments
@@ -243,15 +250,18 @@ OPERATIONS: dict[str, Operation] = {
     ),
     f"{LEDGER}_accounts_balance_retrieve": Operation(
         "Get an account's balance at a moment",
-        "The account's balance as of `at` (a date or timestamp, else 400 0077; now when left "
-        "out), at the scale the balance had then. Before the account's first operation it is "
-        "zero. 404 0007 for an unknown account.",
+        "The account's balance effective at `at`, as the ledger knew it at `asOf` (dates or "
+        "timestamps, else 400 0077; a date is the end of that day, UTC; both now when left "
+        "out), at the scale the last operation it counts left. Before the account's first "
+        "operation it is zero. 404 0007 for an unknown account.",
     ),
     f"{LEDGER}_accounts_operations_list": Operation(
         "List an account's operations",
         "The account's statement, oldest first: every debit and credit, each with the balance "
         "before (`balance`) and after (`balanceAfter`); each operation's `balance` is the "
-        f"previous one's `balanceAfter`. 404 0007 for an unknown account. {PAGED}",
+        "previous one's `balanceAfter`. `order=effective` reads it in the order the operations "
+        "took effect, each with the balance effective just after it (`runningBalance`). 404 "
+        f"0007 for an unknown account. {PAGED}",
     ),
     f"{LEDGER}_accounts_transactions_list": Operation(
         "List an account's transactions",

@@ -109,10 +109,12 @@ POSTING_OPERATIONS: dict[str, Operation] = {
         "commits less and releases the rest, when the transaction has one source and one "
         "destination (else 422 0008). Anything but `PRE_APPROVED`, or a hold past its "
         "`expiresAt`, is 422 0099; an amount above the one held is 422 0008; `scale` without "
-        f"`amount` is 400 0009. {NOT_FOUND}",
+        "`amount` is 400 0009. `effectiveAt`: when the settlement took effect (by default, "
+        f"now; not before the hold's, nor in a closed period). {NOT_FOUND}",
         json_examples(
             settle_3_00_of_the_hold={"amount": 300},
             at_another_scale={"amount": 3, "scale": 0},
+            settled_yesterday={"effectiveAt": "2026-10-30T18:00:00Z"},
         ),
     ),
     f"{LEDGER}_transactions_revert_create": Operation(
@@ -120,14 +122,18 @@ POSTING_OPERATIONS: dict[str, Operation] = {
         "Undo a transaction with a new one. A `SENT` transaction gets a reversal: sides swapped, "
         "`parentTransactionId` the original (422 0018 if that would overdraw an account). A "
         "`PRE_APPROVED` one is canceled and its holds released. Answers 201 with the new "
-        "transaction. Reverting twice is 422 0087, reverting a reversal 422 0088, a `CANCELED` "
-        f"transaction 422 0099. {NOT_FOUND}",
+        "transaction, effective now unless the body says `effectiveAt` (a transaction of a "
+        "closed period is reverted in the open one). Reverting twice is 422 0087, reverting a "
+        f"reversal 422 0088, a `CANCELED` transaction 422 0099. {NOT_FOUND}",
+        json_examples(now={}, as_of_yesterday={"effectiveAt": "2026-10-30T18:00:00Z"}),
     ),
     f"{LEDGER}_transactions_cancel_create": Operation(
         "Cancel a pending transaction",
         "Release the holds of a `PRE_APPROVED` transaction: it becomes `CANCELED`, and a new "
-        "transaction gives the held money back to its sources (201, that new transaction). "
-        f"Anything but `PRE_APPROVED` is 422 0099. {NOT_FOUND}",
+        "transaction gives the held money back to its sources (201, that new transaction), "
+        "effective now unless the body says `effectiveAt`. Anything but `PRE_APPROVED` is 422 "
+        f"0099. {NOT_FOUND}",
+        json_examples(now={}, as_of_yesterday={"effectiveAt": "2026-10-30T18:00:00Z"}),
     ),
     f"{LEDGER}_transactions_batch_create": Operation(
         "Post transactions in a batch",
@@ -248,6 +254,21 @@ POSTING_OPERATIONS: dict[str, Operation] = {
             },
             holdings_per_asset={"type": "totalAmountByAsset"},
         ),
+    ),
+    f"{LEDGER}_trial_balance_retrieve": Operation(
+        "Get the trial balance",
+        "Every account's debits (what left it) and credits (what reached it) effective at "
+        "`at` (a day is its end in the ledger's time zone; now when left out), and its balance, "
+        "per asset and chart of accounts, exact at each asset's largest scale; each asset's "
+        "debits equal its credits. Holds move nothing between accounts until committed. "
+        "docs/TIME.md.",
+    ),
+    f"{LEDGER}_period_report_retrieve": Operation(
+        "Get a period report",
+        "Every account's opening balance (effective before `from`), debits and credits "
+        "effective from `from` to `to` (days in the ledger's time zone, or timestamps; both "
+        "required, 400 0009; `to` before `from` is 400 0083) and closing balance, per asset "
+        "and chart of accounts. docs/TIME.md.",
     ),
     # Events and webhooks
     f"{LEDGER}_events_list": Operation(

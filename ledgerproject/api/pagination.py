@@ -65,7 +65,8 @@ def encode_cursor(first: Any, pk: uuid.UUID) -> str:
 
 
 def decode_cursor(cursor: str, *, timestamped: bool = True) -> tuple[Any, uuid.UUID]:
-    """The cursor's (first key, id). ``timestamped``: the first key is a time (``created_at``),
+    """The cursor's (first key, id). ``timestamped``: the first key is a time (``created_at``,
+    ``effective_at``),
     else an integer (a statement's ``balance_version``); a cursor of the other kind, tampered
     with or out of range, is 400 0082."""
     try:
@@ -117,7 +118,8 @@ class KeysetPage:
             raise invalid_parameter("sort_order", "sort_order must be asc or desc.")
         self.descending = order == "desc"
         cursor = params.get("cursor")
-        self.cursor = decode_cursor(cursor, timestamped=keys[0] == "created_at") if cursor else None
+        timestamped = keys[0] in ("created_at", "effective_at")
+        self.cursor = decode_cursor(cursor, timestamped=timestamped) if cursor else None
         self.next_cursor: str | None = None
 
     def slice(self, queryset: QuerySet[Any]) -> list[Any]:

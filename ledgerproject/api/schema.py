@@ -132,8 +132,10 @@ def filter_parameter(name: str, flt: Any) -> Any:
     return text_parameter(name, many=isinstance(flt, MultiValueFilter))
 
 
-def date_parameter(name: str, description: str) -> Any:
-    return OpenApiParameter(name, DATE_OR_TIMESTAMP_SCHEMA, description=description)
+def date_parameter(name: str, description: str, *, required: bool = False) -> Any:
+    return OpenApiParameter(
+        name, DATE_OR_TIMESTAMP_SCHEMA, description=description, required=required
+    )
 
 
 # Request components a JSON body may also give as a plain string (template text is

@@ -33,7 +33,9 @@ def _names(table: str) -> tuple[str, ...]:
     for index, (name, value) in enumerate(zip(names, values, strict=True)):
         assert re.fullmatch(
             rf"(\(r->>{index}\)::\w+|NULLIF\(r->{index}, 'null'\)"
-            rf"|COALESCE\(r->>{index}, '[^']*'\)::\w+) AS {name}",
+            rf"|COALESCE\(r->>{index}, '[^']*'\)::\w+"
+            # A value a process on an earlier version does not send: another of the row's.
+            rf"|COALESCE\(r->>{index}, r->>\d+\)::\w+) AS {name}",
             value,
         ), value
     return names

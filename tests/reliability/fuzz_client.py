@@ -145,12 +145,20 @@ def _expiry(body: dict[str, Any]) -> None:
         body.pop("expiresAt", None)
 
 
+def _effective(body: dict[str, Any], *, ago: dt.timedelta = dt.timedelta(days=1)) -> None:
+    """An effective time is one that has passed, and a client names one only when it has one
+    (a payment recorded late)."""
+    if body.get("effectiveAt") is not None:
+        body["effectiveAt"] = (timezone.now() - ago).isoformat()
+
+
 def _deposit(item: dict[str, Any]) -> dict[str, Any]:
     """A posting of the stored FUND template with its variables, keeping the generated
     options (metadata, description, pending, an expiry); the parent is one the client does not
     have."""
     item.pop("parentTransactionId", None)
     _expiry(item)
+    _effective(item)
     amount = next(_serial)
     return {
         **item,
@@ -173,9 +181,10 @@ def _inline_json(body: dict[str, Any]) -> dict[str, Any]:
         "distribute": {"to": [{"account": {"alias": "@bob"}, "asset": "BRL", "amount": amount}]},
         "variables": {"amount": next(_serial)},
     }
-    for field in ("description", "pending"):
+    for field in ("description", "pending", "effectiveAt"):
         if field in body:
             tree[field] = body[field]
+    _effective(tree)
     if isinstance(body.get("metadata"), dict):
         # Keys of the template's metadata are names of the template language.
         names = {re.sub(r"[^A-Za-z0-9_./-]", "", k): v for k, v in body["metadata"].items()}
@@ -205,6 +214,7 @@ def _postings(case: Any, label: str) -> None:
         if isinstance(body, dict):
             body.pop("parentTransactionId", None)
             _expiry(body)
+            _effective(body)
             body["dsl"] = FUND
             body["variables"] = {"amount": amount, "account": "@bob"}
         else:
@@ -243,6 +253,11 @@ def know(case: Any, label: str, real: dict[str, Any], caller: Caller) -> None:
             del query["cursor"]  # a client on the first page sends no cursor
         else:
             query["cursor"] = cursor
+    if label == "GET /period-report":
+        # A period runs forwards.
+        case.query = query = {**(query or {}), "from": "2026-01-01", "to": "2026-12-31"}
+    if query and query.get("order") == "effective":
+        query.pop("cursor", None)  # a cursor of the statement in the other order is not one
     fresh = _fresh(caller, label, case.operation.path)
     if fresh is not None:
         name, value = fresh
@@ -275,6 +290,16 @@ def know(case: Any, label: str, real: dict[str, Any], caller: Caller) -> None:
         body.pop("scale", None)
         if "amount" in body:
             body["amount"] = min(max(int(body["amount"]), 1), HELD)
+    if label.startswith("POST /transactions/{transaction_id}/"):
+        # The transaction acted on was posted a moment ago: its commit, cancel or revert takes
+        # effect from then on.
+        _effective(body, ago=dt.timedelta(0))
+    if label in {"POST /ledgers", "PATCH /ledgers/{ledger_id}"}:
+        # A time zone by its name, and books closed through a day that is over.
+        if "timeZone" in body:
+            body["timeZone"] = "America/Sao_Paulo"
+        if body.get("closedThrough") is not None:
+            body["closedThrough"] = (timezone.now() - dt.timedelta(days=30)).date().isoformat()
     if label == "POST /organizations" and body.get("parentOrganizationId") is not None:
         body["parentOrganizationId"] = real["organization"]
     if label == "PATCH /organizations/{organization_id}":

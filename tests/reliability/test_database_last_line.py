@@ -10,6 +10,7 @@ and the append-only trigger's UPDATE and DELETE by raw SQL; they are not repeate
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from typing import Any
 
@@ -29,6 +30,9 @@ POSITIVE_FIELDS = (
     models.PositiveBigIntegerField,
 )
 
+# Effective times after and before any row's posting time.
+LATER = dt.datetime(9000, 1, 1, tzinfo=dt.UTC)
+EARLIER = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
 # constraint name -> (model, columns that break it, columns that satisfy it again)
 VIOLATIONS: dict[str, tuple[type[models.Model], dict[str, Any], dict[str, Any]]] = {
     "balance_on_hold_not_negative": (Balance, {"on_hold": -1}, {"on_hold": 0}),
@@ -44,6 +48,16 @@ VIOLATIONS: dict[str, tuple[type[models.Model], dict[str, Any], dict[str, Any]]]
         Operation,
         {"balance_scale": 4, "balance_scale_after": 2},
         {"balance_scale": 2, "balance_scale_after": 4},
+    ),
+    "transaction_effective_by_posting": (
+        Transaction,
+        {"effective_at": LATER},
+        {"effective_at": EARLIER},
+    ),
+    "operation_effective_by_posting": (
+        Operation,
+        {"effective_at": LATER},
+        {"effective_at": EARLIER},
     ),
     "rate_amount_positive": (Rate, {"amount": 0}, {"amount": 7}),
     "rate_scale_range": (Rate, {"scale": 19}, {"scale": 18}),

@@ -4,7 +4,8 @@ A hypothesis state machine opens accounts (two assets), saves templates of rando
 two sources, zero to two destinations, a remaining destination or none, literal fees, pending or
 not, scales 0 to 4 and 18), posts from them with consistent and inconsistent variables (some past
 64 bits, some past the 38 digits a balance holds), holds, commits,
-reverts, cancels, blocks accounts and retries with idempotency keys. A plain in-memory model
+reverts, cancels, blocks accounts, retries with idempotency keys, backdates postings, closes
+and reopens periods and reads balances effective at past days. A plain in-memory model
 (exact fractions, no Django) predicts each answer: the status, the refusal code, the transaction
 states and every balance. After every step the ledger is compared with the model and
 ``check_ledger``'s checks run: per-asset sums are zero, statements replay to balances, no balance
@@ -14,6 +15,7 @@ anything behind, and the journal, sealed at random steps, chains and matches the
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import json
 from collections import Counter
@@ -144,6 +146,11 @@ class Refused(Exception):
 class Model:
     accounts: dict[str, ModelAccount] = field(default_factory=dict)
     txs: dict[str, ModelTx] = field(default_factory=dict)
+    # Effective dates: what each backdated posting did to each account, by how many days ago
+    # it took effect (everything else takes effect today); the books are closed through this
+    # many days ago, if at all.
+    dated: dict[str, list[tuple[int, Fraction, Fraction]]] = field(default_factory=dict)
+    closed_days_ago: int | None = None
 
     def plan(self, shape: Shape, variables: dict[str, Any]) -> list[tuple[str, str, Fraction]]:
         unit = Fraction(1, 10**shape.scale)
@@ -176,8 +183,11 @@ class Model:
                 raise Refused("0024")
         return legs
 
-    def apply(self, steps: list[tuple[str, str, Fraction]], scale: int) -> None:
-        """Apply (alias, effect, amount) steps all or nothing; 0018 if a balance goes short."""
+    def apply(
+        self, steps: list[tuple[str, str, Fraction]], scale: int, days_ago: int | None = None
+    ) -> None:
+        """Apply (alias, effect, amount) steps all or nothing; 0018 if a balance goes short.
+        ``days_ago``: the steps took effect that many days ago."""
         after = {a: (m.available, m.on_hold) for a, m in self.accounts.items()}
         for alias, effect, amount in steps:
             available, on_hold = after[alias]
@@ -198,8 +208,11 @@ class Model:
             after[alias] = (available, on_hold)
         for alias, _, _ in steps:
             account = self.accounts[alias]
+            moved = (after[alias][0] - account.available, after[alias][1] - account.on_hold)
             account.available, account.on_hold = after[alias]
             account.scale = max(account.scale, scale)
+            if days_ago is not None and moved != (0, 0):
+                self.dated.setdefault(alias, []).append((days_ago, *moved))
 
 
 SHAPE = {
@@ -208,6 +221,16 @@ SHAPE = {
     "tos": st.lists(st.sampled_from([0, 0, 1, 25]), max_size=2).map(tuple),
     "remaining": st.sampled_from([None, "$r", "$r", "@sink"]),
 }
+
+
+def _day(days_ago: int) -> dt.date:
+    return timezone.now().date() - dt.timedelta(days=days_ago)
+
+
+def _days_ago(effective_at: str | None) -> int | None:
+    if effective_at is None:
+        return None
+    return (timezone.now().date() - dt.date.fromisoformat(effective_at[:10])).days
 
 
 def tally(what: str) -> None:
@@ -382,6 +405,7 @@ class PostingMachine(RuleBasedStateMachine):
         consistent=st.sampled_from([True, True, True, False]),
         pending=st.sampled_from([None, None, True, False]),
         keyed=st.booleans(),
+        days_ago=st.sampled_from([1, 2, 4, 12, None]),
     )
     def post(
         self,
@@ -390,6 +414,7 @@ class PostingMachine(RuleBasedStateMachine):
         consistent: bool,
         pending: bool | None,
         keyed: bool,
+        days_ago: int | None = None,
     ) -> None:
         variables: dict[str, Any] = {}
         usual = sorted(a for a, m in self.model.accounts.items() if m.asset == "BRL")
@@ -419,6 +444,8 @@ class PostingMachine(RuleBasedStateMachine):
         body: dict[str, Any] = {"transactionTypeCode": shape.code, "variables": variables}
         if pending is not None:
             body["pending"] = pending
+        if days_ago is not None:
+            body["effectiveAt"] = f"{_day(days_ago).isoformat()}T12:00:00Z"
         key = Keyed(key=f"key-{next(self.keys)}", body=body) if keyed else None
         self.send(shape, body, key)
 
@@ -431,11 +458,15 @@ class PostingMachine(RuleBasedStateMachine):
         headers = {"HTTP_IDEMPOTENCY_KEY": key.key} if key else {}
         response = self.api.post(f"{self.url}/transactions", body, **headers)
         pending = shape.pending if body.get("pending") is None else body["pending"]
+        days_ago = _days_ago(body.get("effectiveAt"))
+        closed = self.model.closed_days_ago
         try:
             legs = self.model.plan(shape, body["variables"])
+            if days_ago is not None and closed is not None and days_ago >= closed:
+                raise Refused("0124")
             holds = [(a, "HOLD", x) for a, side, x in legs if side == "DEBIT"]
             steps = holds if pending else legs
-            self.model.apply(steps, shape.scale)
+            self.model.apply(steps, shape.scale, days_ago)
         except Refused as refusal:
             tally(f"post refused {refusal.code}")
             self.expect(response, 422, refusal.code)
@@ -443,7 +474,7 @@ class PostingMachine(RuleBasedStateMachine):
                 self.failed_keyed.append(key)
             return
         answer = self.expect(response, 201)
-        tally(f"post {answer['status']}")
+        tally(f"post {answer['status']}" + (" backdated" if days_ago is not None else ""))
         assert answer["status"] == ("PRE_APPROVED" if pending else "SENT")
         assert answer["amount"] == {"amount": body["variables"]["total"], "scale": shape.scale}
         self.record_tx(answer, legs, shape.scale, funding=shape.code == "FUND")
@@ -620,6 +651,32 @@ class PostingMachine(RuleBasedStateMachine):
             [(a, "CREDIT" if s == "DEBIT" else "DEBIT", x) for a, s, x in tx.legs], tx.scale
         )
         return "revert"
+
+    @rule(days_ago=st.sampled_from([3, 6, 12]))
+    def close_a_period(self, days_ago: int) -> None:
+        """Close the books through a past day, or (the model's token reaches everything)
+        reopen them back to it; nothing backdated into them is written afterwards."""
+        closed = self.model.closed_days_ago
+        tally("period reopened" if closed is not None and days_ago > closed else "period closed")
+        body = {"closedThrough": _day(days_ago).isoformat()}
+        answer = self.expect(self.api.patch(self.url, body), 200)
+        assert answer["closedThrough"] == body["closedThrough"]
+        self.model.closed_days_ago = days_ago
+
+    @rule(data=st.data(), days_ago=st.sampled_from([1, 2, 4, 8, 12, 13]))
+    def read_an_effective_balance(self, data: st.DataObject, days_ago: int) -> None:
+        """The balance effective at the end of a past day: what the postings backdated to it
+        or before did (everything else took effect today)."""
+        dated = sorted(self.model.dated) or sorted(self.model.accounts)
+        alias = data.draw(st.sampled_from(dated), label="account")
+        found = self.expect(self.api.get(f"{self.url}/accounts", {"alias": alias}), 200)
+        at = {"at": _day(days_ago).isoformat()}
+        answer = self.expect(self.api.get(f"{self.url}/accounts/{found[0]['id']}/balance", at), 200)
+        unit = Fraction(1, 10 ** answer["scale"])
+        counted = [(a, h) for d, a, h in self.model.dated.get(alias, []) if d >= days_ago]
+        tally("effective balances read" if counted else "effective balances read, empty")
+        expected = (sum(a for a, _ in counted), sum(h for _, h in counted))
+        assert (answer["available"] * unit, answer["onHold"] * unit) == expected
 
     @rule()
     def seal_the_journal(self) -> None:

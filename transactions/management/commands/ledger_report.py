@@ -1,16 +1,22 @@
 """``manage.py ledger_report --organization ID --ledger ID``: balances per account and asset,
-as a rich table on a terminal and as plain aligned text otherwise."""
+as a rich table on a terminal and as plain aligned text otherwise; with ``--trial-balance``
+or ``--period FROM TO``, the books by effective date as CSV (``transactions.reports``)."""
 
 from __future__ import annotations
 
+import csv
 from collections import defaultdict
 from typing import Any, cast
 
 from django.core.management.base import BaseCommand, CommandParser
+from django.utils import timezone
 
 from ledgerproject.amounts import format_amount
-from ledgerproject.cli import add_ledger_arguments, is_terminal, ledger_from_options
-from organizations.models import Balance
+from ledgerproject.cli import add_ledger_arguments, api_error, is_terminal, ledger_from_options
+from ledgerproject.errors import LedgerError
+from organizations import periods
+from organizations.models import Balance, Ledger
+from transactions import reports
 
 COLUMNS = ("asset", "account", "type", "available", "on hold", "status")
 NUMERIC = {"available", "on hold"}
@@ -34,9 +40,30 @@ class Command(BaseCommand):
         add_ledger_arguments(parser)
         parser.add_argument("--asset", help="Only this asset code.")
         parser.add_argument("--deleted", action="store_true", help="Include deleted accounts.")
+        books = parser.add_mutually_exclusive_group()
+        books.add_argument(
+            "--trial-balance",
+            action="store_true",
+            help="Instead, print the trial balance as CSV: each account's debits, credits and "
+            "balance effective at --at (docs/TIME.md).",
+        )
+        books.add_argument(
+            "--period",
+            nargs=2,
+            metavar=("FROM", "TO"),
+            help="Instead, print the period report as CSV: each account's opening balance, "
+            "debits, credits and closing balance, effective from FROM to TO (days or "
+            "timestamps; days in the ledger's time zone).",
+        )
+        parser.add_argument(
+            "--at", help="The trial balance's moment: a day (its end) or a timestamp; now."
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         ledger = ledger_from_options(options)
+        if options["trial_balance"] or options["period"]:
+            self.books(ledger, options)
+            return
         balances = Balance.objects.filter(
             organization_id=ledger.organization_id, ledger_id=ledger.pk
         ).select_related("account")
@@ -69,6 +96,33 @@ class Command(BaseCommand):
             self.rich_table(title, rows, summary)
         else:
             self.plain_table(title, rows, summary)
+
+    def books(self, ledger: Ledger, options: dict[str, Any]) -> None:
+        """The trial balance or the period report, as CSV (``transactions.reports``)."""
+        try:
+            if options["period"]:
+                start, end = options["period"]
+                report = reports.period_report(
+                    ledger,
+                    periods.ledger_moment(ledger, start, field="FROM", end_of_day=False),
+                    periods.ledger_moment(ledger, end, field="TO", end_of_day=True),
+                )
+            else:
+                at = options["at"]
+                moment = (
+                    periods.ledger_moment(ledger, at, field="--at", end_of_day=True)
+                    if at
+                    else timezone.now()
+                )
+                report = reports.trial_balance(ledger, moment)
+        except LedgerError as exc:
+            raise api_error(exc) from exc
+        rows = reports.csv_rows(report)
+        if options["asset"]:
+            rows = rows[:1] + [row for row in rows[1:] if row[0] == options["asset"]]
+        writer = csv.writer(self.stdout, lineterminator="\n")
+        for row in rows:
+            writer.writerow(row)
 
     def rich_table(
         self, title: str, rows: list[tuple[str, ...]], summary: list[tuple[str, str]]

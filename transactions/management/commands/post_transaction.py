@@ -11,7 +11,7 @@ from rest_framework.renderers import JSONRenderer
 
 from ledgerproject.cli import add_ledger_arguments, api_error, ledger_from_options
 from ledgerproject.errors import LedgerError
-from ledgerproject.formats import digits_to_int
+from ledgerproject.formats import digits_to_int, parse_timestamp
 from transactions import answers, engine, idempotency
 
 
@@ -54,6 +54,11 @@ class Command(BaseCommand):
         )
         parser.add_argument("--description", help="Overrides the template's description.")
         parser.add_argument(
+            "--effective-at",
+            metavar="TIMESTAMP",
+            help="When the money moved (ISO 8601, not in the future); by default, now.",
+        )
+        parser.add_argument(
             "--metadata",
             action="append",
             default=[],
@@ -78,13 +83,19 @@ class Command(BaseCommand):
             body["description"] = options["description"]
         if options["metadata"]:
             body["metadata"] = dict(map(pair, options["metadata"]))
+        if options["effective_at"] is not None:
+            body["effectiveAt"] = options["effective_at"]
         try:
+            effective_at = None
+            if options["effective_at"] is not None:
+                effective_at = parse_timestamp(options["effective_at"], field="effectiveAt")
             request = engine.PostingRequest(
                 template_code=options["template"],
                 variables=variables,
                 metadata=body.get("metadata"),
                 description=options["description"],
                 pending=True if options["pending"] else None,
+                effective_at=effective_at,
             )
             if options["dry_run"]:
                 data, replayed = answers.dry_run(ledger, request), False

@@ -1,0 +1,84 @@
+"""The ledger's reports page in the admin (``.../reports/``): the trial balance at a day, or
+the period report between two, in the ledger's time zone, as a table and as CSV
+(``transactions.reports``, the same reports as the API's and ``manage.py ledger_report``).
+Needs the view permissions on the ledger and on transactions."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django import forms
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.template.response import TemplateResponse
+from django.utils import timezone
+
+from ledgerproject.admin_csv import csv_response
+from organizations import periods
+from transactions import reports
+from transactions.admin_views import ledger_of_page, page_context
+
+
+class ReportForm(forms.Form):
+    kind = forms.ChoiceField(
+        choices=[("trial", "Trial balance"), ("period", "Period report")], initial="trial"
+    )
+    at = forms.DateField(
+        required=False,
+        widget=forms.DateInput(attrs={"type": "date"}),
+        help_text="Trial balance: effective at the end of this day (today if empty).",
+    )
+    start = forms.DateField(
+        label="From", required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+    end = forms.DateField(
+        label="To", required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("kind") == "period":
+            start, end = data.get("start"), data.get("end")
+            if start is None or end is None:
+                raise forms.ValidationError("A period report needs its first and last day.")
+            if end < start:
+                raise forms.ValidationError("The last day is before the first.")
+        return data
+
+
+def _day(ledger: Any, day: dt.date, *, end_of_day: bool) -> dt.datetime:
+    return periods.ledger_moment(ledger, day.isoformat(), field="day", end_of_day=end_of_day)
+
+
+def ledger_reports(
+    request: HttpRequest, object_id: str, *, model_admin: Any
+) -> HttpResponse | StreamingHttpResponse:
+    ledger = ledger_of_page(request, object_id, model_admin, "transactions.view_transaction")
+    form = ReportForm(request.GET or None)
+    context = {
+        **page_context(request, model_admin, ledger, "Reports"),
+        "form": form,
+        "report": None,
+    }
+    if not form.is_bound or not form.is_valid():
+        return TemplateResponse(request, "admin/organizations/ledger/reports.html", context)
+    data = form.cleaned_data
+    if data["kind"] == "period":
+        start = _day(ledger, data["start"], end_of_day=False)
+        report = reports.period_report(ledger, start, _day(ledger, data["end"], end_of_day=True))
+        name = f"period-report-{data['start']}-{data['end']}"
+    else:
+        at = _day(ledger, data["at"], end_of_day=True) if data.get("at") else timezone.now()
+        report = reports.trial_balance(ledger, at)
+        name = f"trial-balance-{(data.get('at') or timezone.now().date())}"
+    rows = reports.csv_rows(report)
+    if request.GET.get("format") == "csv":
+        return csv_response(rows, f"{name}.csv")
+    context.update(report=report, header=rows[0], rows=rows[1:], csv_query=_with_csv(request))
+    return TemplateResponse(request, "admin/organizations/ledger/reports.html", context)
+
+
+def _with_csv(request: HttpRequest) -> str:
+    query = request.GET.copy()
+    query["format"] = "csv"
+    return query.urlencode()
