@@ -74,6 +74,7 @@ class ErrorCode(enum.Enum):
     REQUEST_TOO_LARGE = ("0122", 413, "Request Entity Too Large")
     THROTTLED = ("0123", 429, "Too Many Requests")
     PERIOD_CLOSED = ("0124", 422, "Period Closed")
+    WRITE_CONFLICT = ("0125", 409, "Write Conflict")
     INVALID_WEBHOOK_URL = ("0120", 400, "Invalid Webhook URL")
     WEBHOOK_LIMIT_REACHED = ("0121", 422, "Webhook Subscription Limit Reached")
 

@@ -36,13 +36,24 @@ def check_open(ledger: Ledger, effective_at: dt.datetime | None) -> None:
         raise period_closed(ledger)
 
 
+def day_start(day: dt.date, time_zone: str) -> dt.datetime:
+    """The first instant of a day of a ledger (in UTC). A day ends where the next begins: not
+    at 23:59:59 on the clock, which a clock turned back at midnight shows twice."""
+    start = dt.datetime.combine(day, dt.time.min, tzinfo=zoneinfo.ZoneInfo(time_zone))
+    return start.astimezone(dt.UTC)
+
+
+def day_end(day: dt.date, time_zone: str) -> dt.datetime:
+    """The last instant of a day of a ledger: just before the next one begins."""
+    return day_start(day + dt.timedelta(days=1), time_zone) - dt.timedelta(microseconds=1)
+
+
 def open_from(closed_through: dt.date | None, time_zone: str) -> dt.datetime | None:
     """The first instant of a ledger's open period: the start of the day after
     ``closed_through`` in its time zone; None while no period is closed."""
     if closed_through is None:
         return None
-    day = closed_through + dt.timedelta(days=1)
-    return dt.datetime.combine(day, dt.time.min, tzinfo=zoneinfo.ZoneInfo(time_zone))
+    return day_start(closed_through + dt.timedelta(days=1), time_zone)
 
 
 @functools.cache
@@ -91,6 +102,7 @@ def ledger_moment(ledger: Ledger, raw: str, *, field: str, end_of_day: bool) -> 
     """A moment a report names: a timestamp, or a date, the ledger's day in its time zone (its
     first instant, or with ``end_of_day`` its last). Anything else is 400 0077."""
     value = parse_timestamp(raw, field=field, end_of_day=end_of_day)
-    if len(raw.strip()) == 10:
-        return value.replace(tzinfo=zoneinfo.ZoneInfo(ledger.time_zone))
-    return value
+    if len(raw.strip()) != 10:
+        return value
+    day = value.date()
+    return (day_end if end_of_day else day_start)(day, ledger.time_zone)

@@ -14,6 +14,7 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 
 from ledgerproject.admin_csv import csv_response
+from ledgerproject.errors import LedgerError
 from organizations import periods
 from transactions import reports
 from transactions.admin_views import ledger_of_page, page_context
@@ -37,17 +38,13 @@ class ReportForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        if data.get("kind") == "period":
-            start, end = data.get("start"), data.get("end")
-            if start is None or end is None:
-                raise forms.ValidationError("A period report needs its first and last day.")
-            if end < start:
-                raise forms.ValidationError("The last day is before the first.")
+        if data.get("kind") == "period" and (data.get("start") is None or data.get("end") is None):
+            raise forms.ValidationError("A period report needs its first and last day.")
         return data
 
 
 def _day(ledger: Any, day: dt.date, *, end_of_day: bool) -> dt.datetime:
-    return periods.ledger_moment(ledger, day.isoformat(), field="day", end_of_day=end_of_day)
+    return (periods.day_end if end_of_day else periods.day_start)(day, ledger.time_zone)
 
 
 def ledger_reports(
@@ -65,7 +62,13 @@ def ledger_reports(
     data = form.cleaned_data
     if data["kind"] == "period":
         start = _day(ledger, data["start"], end_of_day=False)
-        report = reports.period_report(ledger, start, _day(ledger, data["end"], end_of_day=True))
+        try:
+            report = reports.period_report(
+                ledger, start, _day(ledger, data["end"], end_of_day=True)
+            )
+        except LedgerError as exc:
+            form.add_error(None, f"{exc.error.code}: {exc.description}")
+            return TemplateResponse(request, "admin/organizations/ledger/reports.html", context)
         name = f"period-report-{data['start']}-{data['end']}"
     else:
         at = _day(ledger, data["at"], end_of_day=True) if data.get("at") else timezone.now()

@@ -189,8 +189,11 @@ def checked_effective_at(
             "effectiveAt must not be in the future.",
             fields={"effectiveAt": "in the future"},
         )
-    # To the second: the API answers times to the second, and a client may send one back.
-    if not_before is not None and value < not_before.effective_at.replace(microsecond=0):
+    # To the second: the API answers times to the second, and a client may send one back;
+    # within the original's second, the original's own time is meant.
+    if not_before is not None and value < not_before.effective_at:
+        if value >= not_before.effective_at.replace(microsecond=0):
+            return not_before.effective_at
         raise LedgerError(
             ErrorCode.BAD_REQUEST,
             "effectiveAt must not be before the transaction's own effectiveAt "

@@ -15,13 +15,14 @@ from typing import Any
 from django.db.models import QuerySet
 
 from ledgerproject.amounts import format_amount, rescale
-from ledgerproject.db import grouped_sums
+from ledgerproject.db import grouped_sums, one_snapshot
+from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.formats import render_timestamp
-from organizations.models import Ledger
+from organizations.models import Account, Ledger
 from transactions.models import Operation
 from transactions.money import change_of
 
-KEYS = ("asset_code", "chart_of_accounts", "account_id", "account_alias", "type", "effect", "scale")
+KEYS = ("asset_code", "chart_of_accounts", "account_id", "type", "effect", "scale")
 
 
 @dataclass
@@ -71,22 +72,29 @@ _Sums = dict[tuple[Any, ...], list[tuple[int, int, int]]]
 
 
 def _sums(operations: QuerySet[Operation]) -> _Sums:
-    """``{(asset, chart, account id, alias): [(debits, credits, scale), ...]}``, one item per
-    scale the account's operations were written at."""
+    """``{(asset, chart, account id): [(debits, credits, scale), ...]}``, one item per scale
+    the account's operations were written at."""
     found: dict[tuple[Any, ...], list[tuple[int, int, int]]] = defaultdict(list)
-    for (asset, chart, account, alias, direction, effect, scale), total in grouped_sums(
+    for (asset, chart, account, direction, effect, scale), total in grouped_sums(
         operations, KEYS, ("amount",)
     ).items():
         moved = sum(change_of(direction, effect, total))
         if moved:
             debit, credit = (-moved, 0) if moved < 0 else (0, moved)
-            found[(asset, chart, account, alias)].append((debit, credit, scale))
+            found[(asset, chart, account)].append((debit, credit, scale))
     return found
 
 
-def _build(before: _Sums, during: _Sums) -> list[Asset]:
+def _build(ledger: Ledger, before: _Sums, during: _Sums) -> list[Asset]:
     """The assets, charts and lines of the sums before the period (the opening balances) and
-    in it, each asset at the largest scale either holds."""
+    in it, each asset at the largest scale either holds; each account by its alias now (a
+    deleted one too: its operations are in the books)."""
+    ids = {account for part in (before, during) for (_, _, account) in part}
+    aliases = dict(
+        Account.objects.filter(organization_id=ledger.organization_id, pk__in=ids).values_list(
+            "pk", "alias"
+        )
+    )
     scales: dict[str, int] = {}
     for part in (before, during):
         for (asset, *_), items in part.items():
@@ -94,8 +102,8 @@ def _build(before: _Sums, during: _Sums) -> list[Asset]:
     lines: dict[tuple[Any, ...], Line] = {}
     for part, opening_part in ((before, True), (during, False)):
         for key, items in part.items():
-            asset, _, account, alias = key
-            line = lines.setdefault(key, Line(account, alias))
+            asset, _, account = key
+            line = lines.setdefault(key, Line(account, aliases[account]))
             top = scales[asset]
             for debit, credit, scale in items:
                 debit, credit = rescale(debit, scale, top), rescale(credit, scale, top)
@@ -106,7 +114,7 @@ def _build(before: _Sums, during: _Sums) -> list[Asset]:
                     line.credits += credit
     assets: dict[str, Asset] = {}
     charts: dict[tuple[str, str], Chart] = {}
-    for (asset, chart, _, _), line in sorted(lines.items(), key=lambda kv: _order(kv[0])):
+    for (asset, chart, _), line in sorted(lines.items(), key=lambda kv: _order(kv[0], kv[1])):
         holder = assets.setdefault(asset, Asset(asset, scales[asset]))
         if (asset, chart) not in charts:
             charts[(asset, chart)] = Chart(chart)
@@ -115,24 +123,27 @@ def _build(before: _Sums, during: _Sums) -> list[Asset]:
     return list(assets.values())
 
 
-def _order(key: tuple[Any, ...]) -> tuple[Any, ...]:
-    asset, chart, account, alias = key
-    return asset, chart == "", chart, alias, str(account)
+def _order(key: tuple[Any, ...], line: Line) -> tuple[Any, ...]:
+    asset, chart, account = key
+    return asset, chart == "", chart, line.alias, str(account)
 
 
 def trial_balance(ledger: Ledger, at: dt.datetime) -> Report:
     """Each account's debits and credits effective at ``at`` or before, and its balance."""
     sums = _sums(_operations(ledger).filter(effective_at__lte=at))
-    return Report(ledger, _build({}, sums), None, at)
+    return Report(ledger, _build(ledger, {}, sums), None, at)
 
 
 def period_report(ledger: Ledger, start: dt.datetime, end: dt.datetime) -> Report:
     """Each account's balance before ``start`` (opening), its debits and credits effective from
     ``start`` to ``end`` (both included), and its balance then (closing)."""
+    if end < start:
+        raise LedgerError(ErrorCode.INVALID_DATE_RANGE, "The period ends before it starts.")
     operations = _operations(ledger)
-    before = _sums(operations.filter(effective_at__lt=start))
-    during = _sums(operations.filter(effective_at__gte=start, effective_at__lte=end))
-    return Report(ledger, _build(before, during), start, end)
+    with one_snapshot():  # the opening and the movements of one state of the books
+        before = _sums(operations.filter(effective_at__lt=start))
+        during = _sums(operations.filter(effective_at__gte=start, effective_at__lte=end))
+        return Report(ledger, _build(ledger, before, during), start, end)
 
 
 def report_data(report: Report) -> dict[str, Any]:

@@ -279,7 +279,7 @@ class Run:
         self.raise_first_refusal()
         if not blamed:
             raise LedgerError(
-                ErrorCode.ACTION_NOT_PERMITTED,
+                ErrorCode.WRITE_CONFLICT,
                 "The ledger changed while this request was written; nothing was written. "
                 "Send it again.",
             )

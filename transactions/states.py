@@ -43,8 +43,12 @@ def _write(
     is answered before any other refusal."""
     touched = sorted({leg.account_id for leg, _ in steps})
     balances = lock_balances(tx.organization_id, touched)
+    # Stamped now that the locks are held, so an account's operations are in time order as
+    # they are in version order (what the balance as the ledger knew it relies on).
     if insert:
         stamp_posted(tx, timezone.now(), effective_at)
+    else:
+        tx.updated_at = timezone.now()
     effective_at = effective_at or tx.updated_at
     guard = Guard.of(tx, [tx.asset_code], touched, effective_at)
     book = BalanceBook(balances, now=tx.updated_at, effective_at=effective_at)
@@ -73,10 +77,16 @@ def _locked(ledger: Ledger, transaction_id: uuid.UUID) -> Transaction:
 
 
 def _set_status(tx: Transaction, status: str) -> None:
-    """Save the new status (and the amount, legs and description a partial commit rewrote)."""
+    """Save the new status (and the amount, legs and description a partial commit rewrote) at
+    the time its operations were written (``_write``)."""
     tx.status = status
-    tx.updated_at = timezone.now()
-    tx.save(update_fields=["status", "updated_at", "amount", "legs", "description"])
+    Transaction.objects.filter(organization_id=tx.organization_id, pk=tx.pk).update(
+        status=tx.status,
+        updated_at=tx.updated_at,
+        amount=tx.amount,
+        legs=tx.legs,
+        description=tx.description,
+    )
 
 
 def commit(
@@ -98,8 +108,8 @@ def commit(
         check_not_expired(tx, timezone.now())
         effective_at = checked_effective_at(effective_at, ledger, not_before=tx)
         steps = commit_steps(tx, amount)
-        _set_status(tx, Transaction.SENT)
         _write(tx, steps, insert=False, effective_at=effective_at)
+        _set_status(tx, Transaction.SENT)
         operations = Operation.objects.filter(transaction_id=tx.pk).order_by("created_at", "id")
         return _recorded(attach_operations(tx, list(operations)), events.TRANSACTION_COMMITTED)
 

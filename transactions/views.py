@@ -461,8 +461,6 @@ class PeriodReport(ScopedAPIView):
             )
         start = periods.ledger_moment(self.ledger, params["from"], field="from", end_of_day=False)
         end = periods.ledger_moment(self.ledger, params["to"], field="to", end_of_day=True)
-        if end < start:
-            raise LedgerError(ErrorCode.INVALID_DATE_RANGE, "to is before from.")
         return Response(reports.report_data(reports.period_report(self.ledger, start, end)))
 
 

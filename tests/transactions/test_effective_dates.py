@@ -316,3 +316,19 @@ def test_the_admin_posting_page_takes_an_effective_time(book):
     refused = client.post(url, {**form, "effective_at": future})
     assert refused.status_code == 200
     assert "effectiveAt must not be in the future" in refused.content.decode()
+
+
+def test_the_balance_known_at_a_moment_counts_what_was_backdated_to_it_later(book):
+    """Read from the other end: the last operation written by ``at`` (its stored balance),
+    plus what was written since and backdated to ``at`` or before."""
+    _fund(book, "@alice", 1_000)
+    _fund(book, "@alice", 2_000)
+    at = _next_whole_second()
+    _fund(book, "@alice", 40, effectiveAt=render_timestamp(at - dt.timedelta(days=1)))
+    _fund(book, "@alice", 500)  # effective now: after ``at``
+    assert _balance(book, "@alice", at=render_timestamp(at)) == {
+        "available": 3_040,
+        "onHold": 0,
+        "scale": 2,
+    }
+    assert _balance(book, "@alice")["available"] == 3_540

@@ -167,7 +167,7 @@ def test_the_admin_page_shows_and_exports_them(dated):
     ]  # fmt: skip
     assert ["BRL", "", "total", "", "0.00", "31.00", "31.00", "0.00"] in rows
     backwards = clerk.get(url, {"kind": "period", "start": _day(1), "end": _day(6)})
-    assert "before the first" in backwards.content.decode()
+    assert "0083" in backwards.content.decode()
     no_transactions = staff_client("organizations.view_ledger", username="viewer")
     assert no_transactions.get(url).status_code == 403
 
@@ -186,3 +186,55 @@ def test_the_command_prints_them_as_csv(dated):
     )
     rows = list(csv.reader(io.StringIO(out.getvalue())))
     assert ["BRL", "", "total", "", "0.00", "31.00", "31.00", "0.00"] in rows
+
+
+def test_a_renamed_account_is_one_line_under_its_alias_now(dated):
+    book = dated
+    bob = book.accounts["@bob"]["id"]
+    renamed = book.api.patch(f"{book.url}/accounts/{bob}", {"alias": "@robert"})
+    assert renamed.status_code == 200, renamed.content
+    (brl,) = book.api.get(f"{book.url}/trial-balance").json()["assets"]
+    lines = _accounts(brl)
+    assert "@bob" not in lines and lines["@robert"]["credits"] == 3_000
+
+
+def test_days_end_where_the_next_begins_when_clocks_turn_back_at_midnight(book):
+    """In America/Santiago the clocks went back an hour at midnight ending 2026-04-04: the day
+    ends at 04:00 UTC, not when the clock first shows 23:59:59 (03:59:59 UTC)."""
+    assert book.api.patch(book.url, {"timeZone": "America/Santiago"}).status_code == 200
+    in_the_repeated_hour = "2026-04-05T03:30:00Z"  # 23:30 on the 4th, the second time
+    book.post(
+        {"transactionTypeCode": "FUND", "variables": {"amount": 900, "account": "@bob"},
+         "effectiveAt": in_the_repeated_hour}
+    )  # fmt: skip
+    day = book.api.get(f"{book.url}/period-report", {"from": "2026-04-04", "to": "2026-04-04"})
+    (brl,) = day.json()["assets"]
+    assert _accounts(brl)["@bob"]["credits"] == 900
+    next_day = book.api.get(
+        f"{book.url}/period-report", {"from": "2026-04-05", "to": "2026-04-05"}
+    ).json()
+    assert next_day["assets"][0]["charts"][0]["accounts"][0]["opening"] != 0
+
+
+def test_a_ledger_may_be_created_with_its_time_zone_and_closed_books(api, organization):
+    url = f"/v1/organizations/{organization['id']}/ledgers"
+    created = api.post(
+        url, {"name": "Late", "timeZone": "Europe/Lisbon", "closedThrough": "2025-12-31"}
+    )
+    assert created.status_code == 201, created.content
+    assert (created.json()["timeZone"], created.json()["closedThrough"]) == (
+        "Europe/Lisbon",
+        "2025-12-31",
+    )
+    assert Ledger.objects.get(name="Late").period_opens_at == dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+
+
+def test_the_command_refuses_a_period_that_runs_backwards(dated):
+    from django.core.management.base import CommandError
+
+    ledger = Ledger.objects.get()
+    ids = {"organization": str(ledger.organization_id), "ledger": str(ledger.pk)}
+    with pytest.raises(CommandError, match="0083"):
+        call_command("ledger_report", period=["2026-02-01", "2026-01-01"], **ids)
+    with pytest.raises(CommandError, match="--trial-balance"):
+        call_command("ledger_report", at="2026-02-01", **ids)

@@ -8,7 +8,7 @@ import csv
 from collections import defaultdict
 from typing import Any, cast
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
 from ledgerproject.amounts import format_amount
@@ -61,6 +61,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         ledger = ledger_from_options(options)
+        if options["at"] and not options["trial_balance"]:
+            raise CommandError("--at is the trial balance's moment: give --trial-balance too.")
         if options["trial_balance"] or options["period"]:
             self.books(ledger, options)
             return
