@@ -146,10 +146,18 @@ def period_report(ledger: Ledger, start: dt.datetime, end: dt.datetime) -> Repor
         return Report(ledger, _build(ledger, before, during), start, end)
 
 
+def _figures(report: Report) -> tuple[str, ...]:
+    """The figures of each line, as both renderings name them (a trial balance's lines also
+    carry their balance)."""
+    if report.start is not None:
+        return ("opening", "debits", "credits", "closing")
+    return ("debits", "credits")
+
+
 def report_data(report: Report) -> dict[str, Any]:
     """The report as the API answers it."""
     period = report.start is not None
-    fields = ("opening", "debits", "credits", "closing") if period else ("debits", "credits")
+    fields = _figures(report)
 
     def line_data(line: Line) -> dict[str, Any]:
         data: dict[str, Any] = {"accountId": str(line.account_id), "alias": line.alias}
@@ -186,7 +194,7 @@ def csv_rows(report: Report) -> list[list[str]]:
     then one row per account and chart, then each asset's total; figures at the asset's
     scale."""
     period = report.start is not None
-    names = ("opening", "debits", "credits", "closing") if period else ("debits", "credits")
+    names = _figures(report)
     header = ["asset", "chart_of_accounts", "account", "account_id", *names]
     if not period:
         header.append("balance")
