@@ -49,6 +49,7 @@ TENANT_TABLES = (
     "transactions_transaction",
     "transactions_operation",
     "transactions_idempotencykey",
+    "transactions_scheduledposting",
 )
 # Small and read everywhere: replicated to every node. An organization is the tenant itself
 # (its parent may live anywhere); a token reaches across organizations.
@@ -319,7 +320,8 @@ class TenantKeys(Operation):
             model._meta.db_table: model
             for model in (to_state.apps.get_model(*key) for key in to_state.models)
         }
-        tenant_models = [models_by_table[table] for table in TENANT_TABLES]
+        # The tenant tables of the migration's time: those made since are made with the keys.
+        tenant_models = [models_by_table[t] for t in TENANT_TABLES if t in models_by_table]
         connection = schema_editor.connection
         single = [m for m in tenant_models if not _has_tenant_key(connection, m)]
         if not single:

@@ -119,6 +119,7 @@ def ledger_links(ledger_id: Any, *, full: bool = True) -> SafeString:
             (admin_url("instruments.instrument", ledger=ledger_id), "instruments"),
             (admin_url(Portfolio, ledger=ledger_id), "portfolios"),
             (admin_url(Product, ledger=ledger_id), "products"),
+            (admin_url("transactions.scheduledposting", ledger=ledger_id), "scheduled postings"),
         ]
     return links(items)
 

@@ -1,8 +1,9 @@
 """Writing events: ``record`` inside the change's database transaction. The catalogue of types
 is in docs/EVENTS.md: ``<noun>.created|updated|deleted`` for resources,
-``transaction.posted|committed|reverted|canceled`` for postings and ``block.sealed`` for the
-journal (``journal``). Whoever listens (``listen``: the journal's sealer) hears of each ledger
-whose events a database transaction wrote, once it commits."""
+``transaction.posted|committed|reverted|canceled|commit_failed`` for postings,
+``scheduled_posting.created|posted|failed|canceled`` for postings made later, and
+``block.sealed`` for the journal (``journal``). Whoever listens (``listen``: the journal's
+sealer) hears of each ledger whose events a database transaction wrote, once it commits."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ TRANSACTION_POSTED = "transaction.posted"
 TRANSACTION_COMMITTED = "transaction.committed"
 TRANSACTION_REVERTED = "transaction.reverted"
 TRANSACTION_CANCELED = "transaction.canceled"
+# A hold's own commit (``commitAt``) was refused: it stays pending; the data says why.
+TRANSACTION_COMMIT_FAILED = "transaction.commit_failed"
 
 RESOURCE_NOUNS = (
     "organization", "ledger", "instrument", "rate", "product", "portfolio", "account", "template",
@@ -40,6 +43,12 @@ TRANSACTION_TYPES = (
     TRANSACTION_COMMITTED,
     TRANSACTION_REVERTED,
     TRANSACTION_CANCELED,
+    TRANSACTION_COMMIT_FAILED,
+)
+# A posting kept for later (``transactions.scheduling``): accepted, then posted, failed or
+# canceled.
+SCHEDULED_TYPES = tuple(
+    f"scheduled_posting.{action}" for action in ("created", "posted", "failed", "canceled")
 )
 # A block of a ledger's journal was sealed. Not itself an entry of the journal: the block it
 # announces is chained already.
@@ -47,6 +56,7 @@ BLOCK_SEALED = "block.sealed"
 CATALOGUE = (
     tuple(f"{noun}.{action}" for noun in RESOURCE_NOUNS for action in (CREATED, UPDATED, DELETED))
     + TRANSACTION_TYPES
+    + SCHEDULED_TYPES
     + (BLOCK_SEALED,)
 )
 

@@ -30,11 +30,13 @@ from ledgerproject.metadata import filter_by_metadata
 from organizations.admin import LedgerAdmin, admin_link, admin_url, links, scope_filter
 from organizations.models import Ledger
 from templates_dsl.models import TransactionTemplate
-from transactions import admin_reports, admin_views, states
+from transactions import admin_reports, admin_scheduled, admin_views, states
 from transactions.admin_records import OperationInline, ReadOnlyAdmin, full_id
 from transactions.models import Operation, Transaction
 
 Service = Callable[..., Transaction]
+# Registered by its own module: named here so that the admin's discovery imports it.
+SCHEDULED_ADMIN = admin_scheduled.ScheduledPostingAdmin
 
 
 @admin.register(Transaction)

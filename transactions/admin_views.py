@@ -36,10 +36,10 @@ from templates_dsl.compile import compile_template
 from templates_dsl.formatter import format_template
 from templates_dsl.models import TransactionTemplate
 from templates_dsl.selectors import templates_active
-from transactions import engine, selectors
+from transactions import engine, scheduling, selectors
 from transactions.charts_svg import Bar, horizontal_bars, vertical_bars
 from transactions.integrity import ledger_check
-from transactions.models import Transaction
+from transactions.models import ScheduledPosting, Transaction
 
 WINDOWS = (7, 30, 90)
 STATUS_COLORS = {
@@ -274,6 +274,21 @@ class PostingForm(forms.Form):
             help_text="When the money moved (UTC), if earlier than now (a payment recorded "
             "late); leave empty for now.",
         )
+        self.fields["scheduled_for"] = forms.DateTimeField(
+            label="Post at",
+            required=False,
+            widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
+            help_text="A future moment (UTC) to post it at instead of now: it is kept as a "
+            "scheduled posting, and moves nothing until then. The preview shows it as if "
+            "posted now.",
+        )
+        self.fields["commit_at"] = forms.DateTimeField(
+            label="Commit at",
+            required=False,
+            widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
+            help_text="A pending posting commits itself in full at this moment (UTC), unless "
+            "committed or canceled before.",
+        )
         self.aliases = aliases
 
     def clean_metadata(self) -> dict[str, str]:
@@ -301,14 +316,20 @@ class PostingForm(forms.Form):
             "pending": pending,
             "metadata": data.get("metadata") or None,
             "effective_at": data.get("effective_at"),
+            "commit_at": data.get("commit_at"),
         }
+
+    # The API's names of the fields that have one here, for its errors' ``fields``.
+    API_NAMES = {
+        "effectiveAt": "effective_at",
+        "scheduledFor": "scheduled_for",
+        "commitAt": "commit_at",
+    }
 
     def add_api_error(self, exc: LedgerError) -> None:
         placed = False
         for key in exc.fields or {}:
-            name = f"var_{key.removeprefix('variables.').lstrip('$')}"
-            if key == "effectiveAt":
-                name = "effective_at"
+            name = self.API_NAMES.get(key) or f"var_{key.removeprefix('variables.').lstrip('$')}"
             if name in self.fields:
                 self.add_error(name, f"{exc.error.code}: {exc.description}")
                 placed = True
@@ -363,8 +384,11 @@ def ledger_post(request: HttpRequest, object_id: str, *, model_admin: Any) -> Ht
     context.update(form=form, canonical=format_template(compiled))
     if request.method == "POST" and form.is_valid():
         dry_run = "_post" not in request.POST
+        scheduled_for = form.cleaned_data.get("scheduled_for")
         try:
             request_ = engine.PostingRequest(template_code=chosen.code, **form.posting_arguments())
+            if scheduled_for is not None and not dry_run:
+                return _scheduled(request, ledger, request_, scheduled_for)
             tx = engine.post(ledger, request_, dry_run=dry_run).transaction
             assert tx is not None
         except LedgerError as exc:
@@ -392,3 +416,15 @@ def ledger_post(request: HttpRequest, object_id: str, *, model_admin: Any) -> Ht
                     return HttpResponseRedirect(url)
                 return HttpResponseRedirect(f"{context['links']['post']}?template={chosen.code}")
     return TemplateResponse(request, "admin/organizations/ledger/post.html", context)
+
+
+def _scheduled(
+    request: HttpRequest, ledger: Ledger, posting: engine.PostingRequest, at: dt.datetime
+) -> HttpResponse:
+    """Keep the posting for ``at`` (``scheduling.schedule``, as the API does) and show it."""
+    body = scheduling.schedule(ledger, posting, at).body
+    url = admin_url(ScheduledPosting, "change", body["id"])
+    messages.success(
+        request, format_html('Scheduled <a href="{}">{}</a> for {}.', url, body["id"], at)
+    )
+    return HttpResponseRedirect(url)

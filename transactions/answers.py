@@ -11,28 +11,23 @@ from collections.abc import Sequence
 from typing import Any
 
 from transactions import engine, idempotency
-from transactions.models import IdempotencyKey, Operation, Transaction
-from transactions.prepare import attach_operations
+from transactions.models import IdempotencyKey, Transaction
+from transactions.prepare import with_operations
 from transactions.rendering import transaction_data
-
-
-def _with_operations(tx: Transaction) -> Transaction:
-    operations = Operation.objects.filter(transaction_id=tx.pk).order_by("created_at", "id")
-    return attach_operations(tx, list(operations))
 
 
 def replayed_body(record: IdempotencyKey) -> Any:
     if record.response_body is not None:
         return record.response_body
     if record.transaction is not None and record.outcome is None:
-        return transaction_data(_with_operations(record.transaction))
+        return transaction_data(with_operations(record.transaction))
     rows = record.outcome or []
     ids = [row["transactionId"] for row in rows if row.get("transactionId")]
     txs = {str(tx.pk): tx for tx in Transaction.objects.filter(pk__in=ids)}
     items = []
     for row in rows:
         tx = txs.get(row.get("transactionId") or "")
-        body = transaction_data(_with_operations(tx)) if tx else row.get("error")
+        body = transaction_data(with_operations(tx)) if tx else row.get("error")
         items.append((row["status"], body))
     if record.response_status == 201:
         return [body for _, body in items]

@@ -20,7 +20,7 @@ same book and write.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from django.db import IntegrityError, transaction
 
@@ -41,6 +41,10 @@ from transactions.prepare import (
 from transactions.run import Run
 
 MAX_BATCH = 1000
+# Called with the outcomes inside the posting's database transaction, once its writes are made:
+# what must commit with the posting or not at all (the scheduler marks its row posted there).
+# Whatever it raises rolls the posting back and reaches the caller.
+Within = Callable[[list[Outcome]], None]
 
 
 def _run(
@@ -49,6 +53,7 @@ def _run(
     *,
     atomic: bool,
     claim: idempotency.Claim | None = None,
+    within: Within | None = None,
 ) -> Batch:
     """Post the requests; raises ``ItemRefused`` (atomic) at the lowest refused index."""
     ensure_ledger_active(ledger)
@@ -64,10 +69,12 @@ def _run(
     # request again without copies: the engine makes nothing again itself.
     checks = first_statement_checks() if copies.on_copy(ledger) else contextlib.nullcontext()
     with checks:
-        return _attempt(Run(ledger, requests, atomic), claim, copies.lookups_for(ledger))
+        return _attempt(Run(ledger, requests, atomic), claim, copies.lookups_for(ledger), within)
 
 
-def _attempt(run: Run, claim: idempotency.Claim | None, lookups: PostingLookups) -> Batch:
+def _attempt(
+    run: Run, claim: idempotency.Claim | None, lookups: PostingLookups, within: Within | None
+) -> Batch:
     ledger, requests, atomic = run.ledger, run.requests, run.atomic
     run.replay_known()
     run.plan(lookups)
@@ -96,6 +103,8 @@ def _attempt(run: Run, claim: idempotency.Claim | None, lookups: PostingLookups)
             run.settle_keys(repeats)
             outcomes = [o for o in run.outcomes if o is not None]
             assert len(outcomes) == len(requests)
+            if within is not None:
+                within(outcomes)
             if record is not None:
                 idempotency.keep_outcome(record, [o.key_row() for o in outcomes])
     except IntegrityError as exc:
@@ -105,12 +114,18 @@ def _attempt(run: Run, claim: idempotency.Claim | None, lookups: PostingLookups)
     return Batch(outcomes, record=record)
 
 
-def post(ledger: Ledger, request: PostingRequest, *, dry_run: bool = False) -> Outcome:
+def post(
+    ledger: Ledger,
+    request: PostingRequest,
+    *,
+    dry_run: bool = False,
+    within: Within | None = None,
+) -> Outcome:
     """Post one transaction (a batch of one): a 201 outcome or a replay; refusals raise."""
     if dry_run:
         return simulate(ledger, request)
     try:
-        (outcome,) = _run(ledger, [request], atomic=True).outcomes
+        (outcome,) = _run(ledger, [request], atomic=True, within=within).outcomes
     except ItemRefused as refused:
         raise refused.error from None
     return outcome

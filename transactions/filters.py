@@ -37,3 +37,7 @@ class TransactionFilter(django_filters.FilterSet):
         return queryset.filter(
             effective_at__lte=parse_timestamp(value, field=name, end_of_day=True)
         )
+
+
+class ScheduledPostingFilter(django_filters.FilterSet):
+    status = MultiValueFilter(field_name="status")

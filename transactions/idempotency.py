@@ -292,6 +292,14 @@ def keep_outcome(record: IdempotencyKey, outcome: list[dict[str, Any]]) -> None:
     IdempotencyKey.objects.filter(pk=record.pk).update(outcome=outcome)
 
 
+def keep_answer(ledger: Ledger, record: IdempotencyKey, body: Any) -> None:
+    """Inside the request's own database transaction: the answer, on the key's row (one
+    statement, on the organization's node)."""
+    IdempotencyKey.objects.filter(organization_id=ledger.organization_id, pk=record.pk).update(
+        response_body=body
+    )
+
+
 def record_answers(records: Sequence[IdempotencyKey], bodies: Sequence[Any]) -> None:
     """After COMMIT: keep each rendered answer on its row (one statement)."""
     if not records:

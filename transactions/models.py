@@ -60,6 +60,9 @@ class Transaction(TenantRow, TimestampedModel):
     # When the money moved, as the books tell it (``effectiveAt``): at most the time it was
     # posted (``created_at``), which is when the ledger learned of it. docs/TIME.md.
     effective_at = models.DateTimeField(default=timezone.now)
+    # A pending transaction commits itself at this instant (``commitAt``: the scheduler,
+    # ``transactions.scheduling``), unless it was committed, canceled or expired first.
+    commit_at = models.DateTimeField(null=True, blank=True)
     # Who posted it, in which request (``ledgerproject.actors``).
     # Database defaults too, for rows written by SQL of its own (a migration, a bulk load).
     actor_kind = models.CharField(
@@ -89,6 +92,13 @@ class Transaction(TenantRow, TimestampedModel):
                 condition=Q(effective_at__lte=F("created_at")),
                 name="transaction_effective_by_posting",
             ),
+            # A hold commits itself before it would expire, or it could never commit.
+            models.CheckConstraint(
+                condition=Q(commit_at__isnull=True)
+                | Q(expires_at__isnull=True)
+                | Q(commit_at__lt=F("expires_at")),
+                name="transaction_commits_before_expiry",
+            ),
         ]
         indexes = [
             models.Index(fields=["ledger", "created_at", "id"], name="tx_ledger_created_idx"),
@@ -100,6 +110,11 @@ class Transaction(TenantRow, TimestampedModel):
                 fields=["expires_at"],
                 condition=Q(status="PRE_APPROVED", expires_at__isnull=False),
                 name="tx_pending_expiry_idx",
+            ),
+            models.Index(
+                fields=["commit_at"],
+                condition=Q(status="PRE_APPROVED", commit_at__isnull=False),
+                name="tx_pending_commit_idx",
             ),
         ]
 
@@ -227,4 +242,88 @@ class IdempotencyKey(TenantRow, models.Model):
             models.UniqueConstraint(
                 fields=["organization", "ledger", "key"], name="idempotency_key_uniq"
             )
+        ]
+
+
+class ScheduledPosting(TenantRow, TimestampedModel):
+    """A posting to be made at ``scheduled_for`` (``scheduledFor``): the request as it was
+    accepted, posted then by the scheduler (``transactions.scheduling``) through the engine, or
+    canceled before. It moves no money of its own. docs/TIME.md has the states."""
+
+    SCHEDULED = "SCHEDULED"
+    POSTED = "POSTED"
+    FAILED = "FAILED"
+    CANCELED = "CANCELED"
+    STATUSES = (SCHEDULED, POSTED, FAILED, CANCELED)
+
+    organization = models.ForeignKey(
+        Organization, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    ledger = TenantForeignKey(Ledger, on_delete=models.PROTECT, related_name="+", db_index=False)
+    status = models.CharField(max_length=20, default=SCHEDULED)
+    scheduled_for = models.DateTimeField()
+    # The posting as it was asked for: a stored template's code, or an inline template as
+    # template-language text (``dsl``), and the options of any posting.
+    template_code = models.CharField(max_length=100, blank=True, default="")
+    dsl = models.TextField(blank=True, default="")
+    variables = models.JSONField(default=dict, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    description = models.TextField(null=True, blank=True)
+    pending = models.BooleanField(null=True, blank=True)
+    parent_id = models.UUIDField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    commit_at = models.DateTimeField(null=True, blank=True)
+    # What became of it: the transaction it posted, or the refusal (the API's error body).
+    transaction = TenantForeignKey(
+        Transaction, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    error = models.JSONField(null=True, blank=True)
+    # A scheduler working on it until then; others leave it alone meanwhile (an optimisation:
+    # the row's lock, taken when it is posted, is what makes it post once).
+    claimed_until = models.DateTimeField(null=True, blank=True)
+    # Who scheduled it; the transaction it posts records them as its actor too.
+    actor_kind = models.CharField(
+        max_length=16, choices=[(k, k) for k in actors.KINDS], default="system"
+    )
+    actor_name = models.CharField(max_length=256, default="")
+    actor_id = models.CharField(max_length=64, null=True, blank=True)
+    request_id = models.CharField(max_length=128, default="", blank=True)
+
+    def __str__(self) -> str:
+        return (
+            f"{self.template_code or 'inline'} at {self.scheduled_for:%Y-%m-%d %H:%M} ({self.pk})"
+        )
+
+    class Meta(TimestampedModel.Meta):
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["SCHEDULED", "POSTED", "FAILED", "CANCELED"]),
+                name="scheduled_status_valid",
+            ),
+            # A stored template's code or an inline template's text, never both.
+            models.CheckConstraint(
+                condition=(Q(template_code="") & ~Q(dsl="")) | (~Q(template_code="") & Q(dsl="")),
+                name="scheduled_one_template",
+            ),
+            # Posted exactly when it names its transaction; failed exactly when it says why.
+            models.CheckConstraint(
+                condition=Q(status="POSTED", transaction__isnull=False)
+                | (~Q(status="POSTED") & Q(transaction__isnull=True)),
+                name="scheduled_posted_names_transaction",
+            ),
+            models.CheckConstraint(
+                condition=Q(status="FAILED", error__isnull=False)
+                | (~Q(status="FAILED") & Q(error__isnull=True)),
+                name="scheduled_failed_says_why",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["ledger", "created_at", "id"], name="scheduled_ledger_created_idx"
+            ),
+            models.Index(
+                fields=["scheduled_for"],
+                condition=Q(status="SCHEDULED"),
+                name="scheduled_due_idx",
+            ),
         ]

@@ -43,6 +43,8 @@ class PostingRequest:
     inline: Template | None = None
     # When the money moved (``effectiveAt``); None: when it is posted.
     effective_at: dt.datetime | None = None
+    # A pending posting commits itself then (``commitAt``), by the scheduler.
+    commit_at: dt.datetime | None = None
 
 
 @dataclass
@@ -128,9 +130,11 @@ def prepare(
             )
         )
     pending = plan.pending if request.pending is None else request.pending
+    expires_at = expiry_of(request, plan, pending=pending)
     tx = Transaction(
         **({} if tx_id is None else {"id": tx_id}),
-        expires_at=expiry_of(request, plan, pending=pending),
+        expires_at=expires_at,
+        commit_at=commit_time_of(request, pending=pending, expires_at=expires_at),
         organization_id=ledger.organization_id,
         ledger_id=ledger.pk,
         parent_id=request.parent_id,
@@ -171,6 +175,31 @@ def expiry_of(request: PostingRequest, plan: PostingPlan, *, pending: bool) -> d
             fields={"expiresAt": "in the past"},
         )
     return request.expires_at
+
+
+def commit_time_of(
+    request: PostingRequest, *, pending: bool, expires_at: dt.datetime | None
+) -> dt.datetime | None:
+    """``commitAt``: only on a pending transaction, after it takes effect (in the future, for
+    one that takes effect now), and before it expires. A hold that took effect earlier may
+    name a time passed since: the scheduler's next pass commits it, effective then."""
+    at = request.commit_at
+    if at is None:
+        return None
+    problem = (
+        "the transaction is not pending" if not pending
+        else "in the past" if at <= (request.effective_at or timezone.now())
+        else "not before expiresAt" if expires_at is not None and at >= expires_at
+        else None
+    )  # fmt: skip
+    if problem is not None:
+        raise LedgerError(
+            ErrorCode.BAD_REQUEST,
+            "commitAt must be a future time before the hold expires, on a pending transaction "
+            f"(pending: true): {problem}.",
+            fields={"commitAt": problem},
+        )
+    return at
 
 
 def checked_effective_at(
@@ -229,3 +258,11 @@ def attach_operations(tx: Transaction, operations: list[Operation]) -> Transacti
     """Keep the operations a posting made on its transaction, for its rendering."""
     tx.made_operations = operations
     return tx
+
+
+def with_operations(tx: Transaction) -> Transaction:
+    """A stored transaction with its operations read, in order, for its rendering."""
+    operations = Operation.objects.filter(
+        organization_id=tx.organization_id, transaction_id=tx.pk
+    ).order_by("created_at", "id")
+    return attach_operations(tx, list(operations))

@@ -104,9 +104,37 @@ def transaction_data(tx: Any) -> dict[str, Any]:
         "metadata": _metadata(tx.metadata),
         "operations": [operation_data(op, t) for op in operations],
         "expiresAt": t.of(tx.expires_at),
+        "commitAt": t.of(tx.commit_at),
         "effectiveAt": t.of(tx.effective_at),
         "actor": actor_of(tx),
         "requestId": tx.request_id or None,
         "createdAt": t.of(tx.created_at),
         "updatedAt": t.of(tx.updated_at),
+    }
+
+
+def scheduled_data(row: Any) -> dict[str, Any]:
+    """A scheduled posting (``serializers.ScheduledPostingOut`` declares the shape)."""
+    t = _Texts()
+    return {
+        "id": t.of(row.id),
+        "ledgerId": t.of(row.ledger_id),
+        "organizationId": t.of(row.organization_id),
+        "status": row.status,
+        "scheduledFor": t.of(row.scheduled_for),
+        "transactionTypeCode": row.template_code or None,
+        "dsl": row.dsl or None,
+        "variables": row.variables,
+        "metadata": _metadata(row.metadata),
+        "description": _text(row.description),
+        "pending": row.pending,
+        "parentTransactionId": t.of(row.parent_id),
+        "expiresAt": t.of(row.expires_at),
+        "commitAt": t.of(row.commit_at),
+        "transactionId": t.of(row.transaction_id),
+        "error": row.error,
+        "actor": actor_of(row),
+        "requestId": row.request_id or None,
+        "createdAt": t.of(row.created_at),
+        "updatedAt": t.of(row.updated_at),
     }

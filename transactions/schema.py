@@ -17,7 +17,7 @@ from ledgerproject.api.schema import (
     text_parameter,
 )
 from transactions import answers, idempotency
-from transactions.serializers import DryRunOut, TransactionOut
+from transactions.serializers import DryRunOut, ScheduledPostingOut, TransactionOut
 
 ERRORS = error_responses(*COMMON_ERRORS, 409, 422)
 
@@ -31,6 +31,10 @@ LIST_PARAMS = [
     text_parameter("type", description="Template code."),
     OpenApiParameter("parentTransactionId", {"type": "string", "format": "uuid"}),
     metadata_parameter(),
+    *page_parameters(),
+]
+SCHEDULED_LIST_PARAMS = [
+    text_parameter("status", many=True, description="SCHEDULED, POSTED, FAILED or CANCELED."),
     *page_parameters(),
 ]
 IDEMPOTENCY_KEY = {"type": "string", "minLength": 1, "maxLength": 255, "pattern": NO_NUL}
@@ -77,13 +81,19 @@ POST_PARAMS = [
         response=[200],
         description="`true` on a dry run's answer: nothing was written.",
     ),
-    replayed_on(201),  # a replay answers the first answer's status, and a posting's is 201
+    # A replay answers the first answer's status: a posting's 201, a scheduling's 202.
+    replayed_on(201, 202),
 ]
 POST_RESPONSES = {
     201: OpenApiResponse(
         TransactionOut,
         description="The transaction posted; or, with the header `Idempotent-Replayed: true`, "
         "the first answer to the same idempotency key, replayed (nothing was posted).",
+    ),
+    202: OpenApiResponse(
+        ScheduledPostingOut,
+        description="With `scheduledFor`: the posting kept to be made then (`SCHEDULED`); "
+        "nothing moved yet.",
     ),
     200: OpenApiResponse(
         DryRunOut,

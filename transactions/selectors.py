@@ -12,7 +12,7 @@ from ledgerproject.db import grouped_sums, one_snapshot
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.formats import parse_timestamp
 from organizations.models import Account, Balance, Ledger
-from transactions.models import Operation, Transaction
+from transactions.models import Operation, ScheduledPosting, Transaction
 from transactions.money import change_of, combine_scales, rescale
 
 CHART_TYPES = (
@@ -29,6 +29,12 @@ def transactions_of(ledger: Ledger) -> QuerySet[Transaction]:
         organization_id=ledger.organization_id, ledger_id=ledger.pk
     ).prefetch_related(
         Prefetch("operations", queryset=Operation.objects.order_by("created_at", "id"))
+    )
+
+
+def scheduled_of(ledger: Ledger) -> QuerySet[ScheduledPosting]:
+    return ScheduledPosting.objects.filter(
+        organization_id=ledger.organization_id, ledger_id=ledger.pk
     )
 
 

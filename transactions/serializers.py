@@ -26,8 +26,8 @@ from templates_dsl.lexer import NAME_RE
 from templates_dsl.limits import MAX_TEMPLATE_BYTES
 from transactions import selectors
 from transactions.engine import MAX_BATCH
-from transactions.models import Transaction
-from transactions.rendering import transaction_data
+from transactions.models import ScheduledPosting, Transaction
+from transactions.rendering import scheduled_data, transaction_data
 
 
 class StrictBooleanField(serializers.BooleanField):
@@ -82,6 +82,28 @@ def effective_at_field() -> serializers.DateTimeField:
     )
 
 
+def commit_at_field() -> serializers.DateTimeField:
+    return serializers.DateTimeField(
+        source="commit_at",
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="A pending transaction still pending at this instant commits itself in full "
+        "(before expiresAt).",
+    )
+
+
+def scheduled_for_field() -> serializers.DateTimeField:
+    return serializers.DateTimeField(
+        source="scheduled_for",
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Post it at this future instant instead of now: answered 202 with the "
+        "scheduled posting, which moves no money until then.",
+    )
+
+
 class PostingOptionsIn(InputSerializer):
     """What every posting takes besides its template (a stored one's code, or an inline one)."""
 
@@ -96,6 +118,8 @@ class PostingOptionsIn(InputSerializer):
     pending = StrictBooleanField(required=False, allow_null=True, default=None)
     expiresAt = expires_at_field()
     effectiveAt = effective_at_field()
+    commitAt = commit_at_field()
+    scheduledFor = scheduled_for_field()
 
 
 class TransactionIn(PostingOptionsIn):
@@ -144,14 +168,22 @@ class InlineJsonIn(InputSerializer):
     parentTransactionId = serializers.UUIDField(source="parent_id", required=False, allow_null=True)
     expiresAt = expires_at_field()
     effectiveAt = effective_at_field()
+    commitAt = commit_at_field()
+    scheduledFor = scheduled_for_field()
 
 
 class TransactionBatchItemIn(TransactionIn):
-    """One posting of a batch: a posting body, plus its own optional idempotency key."""
+    """One posting of a batch: a posting body, plus its own optional idempotency key. A batch
+    posts now: its items take no ``scheduledFor`` (an unknown field)."""
 
     idempotencyKey = serializers.CharField(
         source="idempotency_key", min_length=1, max_length=255, required=False
     )
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        del fields["scheduledFor"]
+        return fields
 
 
 @extend_schema_field(TransactionBatchItemIn(many=True))
@@ -288,6 +320,11 @@ class TransactionOut(serializers.Serializer):
     metadata = MetadataField()
     operations = OperationOut(many=True, source="operations.all")
     expiresAt = TimestampField(source="expires_at", allow_null=True)
+    commitAt = TimestampField(
+        source="commit_at",
+        allow_null=True,
+        help_text="A pending transaction commits itself then, unless settled first.",
+    )
     effectiveAt = TimestampField(
         source="effective_at",
         help_text="When the money moved, as the books tell it; createdAt is when it was posted.",
@@ -298,6 +335,41 @@ class TransactionOut(serializers.Serializer):
     )
     createdAt = TimestampField(source="created_at")
     updatedAt = TimestampField(source="updated_at")
+
+
+class ScheduledPostingOut(serializers.Serializer):
+    """A posting kept to be made later (``transactions.rendering.scheduled_data`` renders it)."""
+
+    id = serializers.UUIDField()
+    ledgerId = serializers.UUIDField()
+    organizationId = serializers.UUIDField()
+    status = serializers.ChoiceField(
+        choices=ScheduledPosting.STATUSES,
+        help_text="SCHEDULED until its time; then POSTED (transactionId) or FAILED (error); "
+        "CANCELED if canceled before.",
+    )
+    scheduledFor = TimestampField(help_text="When it is posted, and takes effect.")
+    transactionTypeCode = serializers.CharField(
+        allow_null=True, help_text="The stored template it posts with; null when inline."
+    )
+    dsl = serializers.CharField(
+        allow_null=True, help_text="The inline template it posts with, as template text."
+    )
+    variables = VariablesField()
+    metadata = MetadataField()
+    description = serializers.CharField(allow_null=True)
+    pending = serializers.BooleanField(allow_null=True)
+    parentTransactionId = serializers.UUIDField(allow_null=True)
+    expiresAt = TimestampField(allow_null=True)
+    commitAt = TimestampField(allow_null=True)
+    transactionId = serializers.UUIDField(
+        allow_null=True, help_text="The transaction it posted (POSTED)."
+    )
+    error = ErrorSerializer(allow_null=True, help_text="Why it was refused when due (FAILED).")
+    actor = ActorOut(help_text="Who scheduled it; the transaction it posts records them too.")
+    requestId = serializers.CharField(allow_null=True)
+    createdAt = TimestampField()
+    updatedAt = TimestampField(help_text="When its status last changed.")
 
 
 class DryRunOut(TransactionOut):
@@ -435,3 +507,4 @@ PeriodReportOut = type(
 # The endpoints' documented parameters and answers (drf-spectacular), beside the shapes.
 
 renderers.register(Transaction, "transaction", transaction_data, plain=True)
+renderers.register(ScheduledPosting, "scheduled_posting", scheduled_data, plain=True)

@@ -31,7 +31,12 @@ from transactions.locking import lock_balances, lock_transaction
 from transactions.models import Operation, Transaction
 from transactions.money import CREDIT, DEBIT, BalanceBook, Step, legs_of
 from transactions.partial import Amount, check_not_expired, commit_steps, is_expired
-from transactions.prepare import attach_operations, checked_effective_at, stamp_posted
+from transactions.prepare import (
+    attach_operations,
+    checked_effective_at,
+    stamp_posted,
+    with_operations,
+)
 from transactions.writes import write_posting
 
 
@@ -99,19 +104,52 @@ def commit(
     """Commit a pending transaction, in full or (``amount``) in part (``partial.py``), effective
     at ``effective_at`` (by default when it is committed)."""
     with transaction.atomic(durable=True):
+        return _commit_locked(ledger, _locked(ledger, transaction_id), amount, effective_at)
+
+
+def commit_due(
+    *, ledger: Ledger, transaction_id: uuid.UUID, now: dt.datetime
+) -> Transaction | None:
+    """Commit a hold in full, effective at its ``commitAt``, if it is still pending and due
+    (``now``) once its row is held; None when there was nothing to do (``scheduling``)."""
+    with transaction.atomic(durable=True):
         tx = _locked(ledger, transaction_id)
-        if tx.status != Transaction.PRE_APPROVED:
-            raise LedgerError(
-                ErrorCode.INVALID_TRANSACTION_STATUS,
-                f"Only a PRE_APPROVED transaction can be committed; this one is {tx.status}.",
-            )
-        check_not_expired(tx, timezone.now())
-        effective_at = checked_effective_at(effective_at, ledger, not_before=tx)
-        steps = commit_steps(tx, amount)
-        _write(tx, steps, insert=False, effective_at=effective_at)
-        _set_status(tx, Transaction.SENT)
-        operations = Operation.objects.filter(transaction_id=tx.pk).order_by("created_at", "id")
-        return _recorded(attach_operations(tx, list(operations)), events.TRANSACTION_COMMITTED)
+        if tx.status != Transaction.PRE_APPROVED or tx.commit_at is None or tx.commit_at > now:
+            return None
+        return _commit_locked(ledger, tx, None, tx.commit_at)
+
+
+def commit_refused(*, ledger: Ledger, transaction_id: uuid.UUID, error: LedgerError) -> bool:
+    """A hold's own commit was refused: it stays pending, with no ``commitAt`` left, and the
+    event ``transaction.commit_failed`` says why. False when it was no longer due to commit
+    itself once its row was held."""
+    with transaction.atomic(durable=True):
+        tx = _locked(ledger, transaction_id)
+        if tx.status != Transaction.PRE_APPROVED or tx.commit_at is None:
+            return False
+        tx.commit_at, tx.updated_at = None, timezone.now()
+        Transaction.objects.filter(organization_id=tx.organization_id, pk=tx.pk).update(
+            commit_at=None, updated_at=tx.updated_at
+        )
+        data = {**events.rendering(with_operations(tx)), "error": error.as_body()}
+        events.build(events.TRANSACTION_COMMIT_FAILED, tx, data).save(force_insert=True)
+        return True
+
+
+def _commit_locked(
+    ledger: Ledger, tx: Transaction, amount: Amount | None, effective_at: dt.datetime | None
+) -> Transaction:
+    if tx.status != Transaction.PRE_APPROVED:
+        raise LedgerError(
+            ErrorCode.INVALID_TRANSACTION_STATUS,
+            f"Only a PRE_APPROVED transaction can be committed; this one is {tx.status}.",
+        )
+    check_not_expired(tx, timezone.now())
+    effective_at = checked_effective_at(effective_at, ledger, not_before=tx)
+    steps = commit_steps(tx, amount)
+    _write(tx, steps, insert=False, effective_at=effective_at)
+    _set_status(tx, Transaction.SENT)
+    return _recorded(with_operations(tx), events.TRANSACTION_COMMITTED)
 
 
 def revert(

@@ -7,6 +7,7 @@ from transactions import views
 LEDGER = "organizations/<str:organization_id>/ledgers/<str:ledger_id>"
 TX = f"{LEDGER}/transactions"
 ACCOUNT = f"{LEDGER}/accounts/<str:account_id>"
+SCHEDULED = f"{LEDGER}/scheduled-postings"
 
 # The transactions' own routes, matched before any other (``ledgerproject.urls``): postings are
 # most of the traffic, and no other route matches a path under .../transactions.
@@ -28,4 +29,7 @@ urlpatterns = [
     path(f"{LEDGER}/charts", views.ChartView.as_view()),
     path(f"{LEDGER}/trial-balance", views.TrialBalance.as_view()),
     path(f"{LEDGER}/period-report", views.PeriodReport.as_view()),
+    path(SCHEDULED, views.ScheduledPostingCollection.as_view()),
+    path(f"{SCHEDULED}/<str:scheduled_id>", views.ScheduledPostingItem.as_view()),
+    path(f"{SCHEDULED}/<str:scheduled_id>/cancel", views.ScheduledPostingCancel.as_view()),
 ]

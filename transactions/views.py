@@ -30,17 +30,27 @@ from organizations.models import Account
 from organizations.selectors import parse_id
 from templates_dsl.inline import template_from_json, template_from_text
 from templates_dsl.serializers import checked_text, media_type, uploaded_text
-from transactions import answers, engine, idempotency, inline_schema, reports, selectors, states
-from transactions.filters import TransactionFilter
+from transactions import (
+    answers,
+    engine,
+    idempotency,
+    inline_schema,
+    reports,
+    scheduling,
+    selectors,
+    states,
+)
+from transactions.filters import ScheduledPostingFilter, TransactionFilter
 from transactions.models import Transaction
 from transactions.prepare import item_error
-from transactions.rendering import operations_data, transaction_data
+from transactions.rendering import operations_data, scheduled_data, transaction_data
 from transactions.schema import (
     ERRORS,
     KEY_HEADERS,
     LIST_PARAMS,
     POST_PARAMS,
     POST_RESPONSES,
+    SCHEDULED_LIST_PARAMS,
     replayed_on,
 )
 from transactions.serializers import (
@@ -53,6 +63,7 @@ from transactions.serializers import (
     InlineJsonIn,
     PeriodReportOut,
     PointInTimeBalanceOut,
+    ScheduledPostingOut,
     StatementOperationOut,
     TransactionBatchIn,
     TransactionBatchItemIn,
@@ -118,10 +129,21 @@ class TransactionCollection(PostsFromCopies):
 
 
 def post_one(ledger: Any, request: Request, data: dict[str, Any], body: Any) -> HttpResponse:
-    """Post one parsed request (or simulate it with ``?dryRun=true``); ``body`` is what its
-    idempotency key or tolerance hashes."""
+    """Post one parsed request (or simulate it with ``?dryRun=true``, or keep it for later with
+    ``scheduledFor``); ``body`` is what its idempotency key or tolerance hashes."""
     claim = _claim(request, body, _tolerance(request))  # checked on a dry run too
-    if request.query_params.get("dryRun", "").lower() in {"true", "1"}:
+    scheduled_for = data.pop("scheduled_for", None)
+    dry_run = request.query_params.get("dryRun", "").lower() in {"true", "1"}
+    if scheduled_for is not None:
+        if dry_run:
+            raise LedgerError(
+                ErrorCode.BAD_REQUEST,
+                "A dry run checks a posting made now: it takes no scheduledFor.",
+                fields={"scheduledFor": "not with dryRun"},
+            )
+        answer = scheduling.schedule(ledger, posting_request(data, claim), scheduled_for)
+        return _respond(answer.status, answer.body, answer.replayed)
+    if dry_run:
         headers = {answers.DRY_RUN_HEADER: "true"}
         body = answers.dry_run(ledger, posting_request(data))
         return json_response(body, status.HTTP_200_OK, headers)
@@ -184,7 +206,10 @@ class TransactionInlineJson(PostsFromCopies):
         body = request.data
         if not isinstance(body, dict):
             raise LedgerError(ErrorCode.BAD_REQUEST, "The request body must be a JSON object.")
-        names = ("variables", "parentTransactionId", "expiresAt", "effectiveAt")
+        names = (
+            "variables", "parentTransactionId", "expiresAt", "effectiveAt", "commitAt",
+            "scheduledFor",
+        )  # fmt: skip
         options = {k: body[k] for k in names if k in body}
         data = validated(InlineJsonIn, options)
         tree = {k: v for k, v in body.items() if k not in options}
@@ -495,3 +520,36 @@ class ChartView(ScopedAPIView):
             limit=limit,
         )
         return Response(result)
+
+
+class ScheduledPostingCollection(ScopedAPIView):
+    """GET .../scheduled-postings: the ledger's scheduled postings, oldest first."""
+
+    @extend_schema(
+        parameters=SCHEDULED_LIST_PARAMS,
+        responses={200: ScheduledPostingOut(many=True), **ERRORS},
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        page = KeysetPage(request, known=known_filters(ScheduledPostingFilter))
+        queryset = run_filterset(
+            ScheduledPostingFilter, selectors.scheduled_of(self.ledger), request
+        )
+        return page.response([scheduled_data(row) for row in page.slice(queryset)])
+
+
+class ScheduledPostingItem(ScopedAPIView):
+    @extend_schema(responses={200: ScheduledPostingOut, **ERRORS})
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        row = self.get_scoped(
+            selectors.scheduled_of(self.ledger), kwargs["scheduled_id"], "scheduled posting"
+        )
+        return Response(scheduled_data(row))
+
+
+class ScheduledPostingCancel(ScopedAPIView):
+    """POST .../scheduled-postings/{id}/cancel: before its time, it will not be posted."""
+
+    @extend_schema(request=None, responses={200: ScheduledPostingOut, **ERRORS})
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        pk = parse_id(kwargs["scheduled_id"], "scheduled posting")
+        return Response(scheduled_data(scheduling.cancel(self.ledger, pk)))

@@ -35,7 +35,7 @@ TRANSACTION_COLUMNS = (
     "id", "created_at", "updated_at", "organization_id", "ledger_id", "parent_id", "is_reversal",
     "template_id", "type", "description", "status", "amount", "scale", "asset_code",
     "chart_of_accounts_group_name", "source", "destination", "metadata", "legs", "expires_at",
-    "actor_kind", "actor_name", "actor_id", "request_id", "effective_at",
+    "actor_kind", "actor_name", "actor_id", "request_id", "effective_at", "commit_at",
 )  # fmt: skip
 OPERATION_COLUMNS = (
     "id", "created_at", "updated_at", "organization_id", "ledger_id", "transaction_id",

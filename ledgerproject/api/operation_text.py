@@ -116,7 +116,9 @@ POSTING_OPTIONS = (
     "true`) and post nothing; the same key with another body is 422 0084, a repeat while the "
     "first still runs 409 0084. `effectiveAt` says when the money moved, if before now (not "
     "in the future, 400 0047; not in a closed period, 422 0124); balances are checked as "
-    "posted."
+    "posted. `scheduledFor` (a future time) keeps the posting to be made then: 202 with the "
+    "scheduled posting (`SCHEDULED`), nothing moved yet. `commitAt`, on a pending posting, "
+    "commits it then (docs/TIME.md)."
 )
 POSTED = (
     "Answers 201 with the transaction and its operations: `SENT`, or `PRE_APPROVED` when "

@@ -96,6 +96,13 @@ POSTING_OPERATIONS: dict[str, Operation] = {
                 "transactionTypeCode": "FUND",
                 "variables": {"amount": 100000, "account": "@alice"},
             },
+            on_the_first_of_the_month={**PAYMENT, "scheduledFor": "2030-02-01T09:00:00Z"},
+            held_then_committed_by_itself={
+                **PAYMENT,
+                "pending": True,
+                "commitAt": "2030-01-02T09:00:00Z",
+                "expiresAt": "2030-01-31T23:59:59Z",
+            },
         ),
     ),
     f"{LEDGER}_transactions_retrieve": Operation(
@@ -269,6 +276,25 @@ POSTING_OPERATIONS: dict[str, Operation] = {
         "effective from `from` to `to` (days in the ledger's time zone, or timestamps; both "
         "required, 400 0009; `to` before `from` is 400 0083) and closing balance, per asset "
         "and chart of accounts. docs/TIME.md.",
+    ),
+    # Scheduled postings
+    f"{LEDGER}_scheduled_postings_list": Operation(
+        "List scheduled postings",
+        "The ledger's scheduled postings (postings sent with `scheduledFor`), oldest first, "
+        f"each with its status and, once due, its transaction or refusal. `status` filters. "
+        f"{PAGED}",
+    ),
+    f"{LEDGER}_scheduled_postings_retrieve": Operation(
+        "Get a scheduled posting",
+        "One scheduled posting: `SCHEDULED` until its `scheduledFor`; then `POSTED` "
+        "(`transactionId`) or `FAILED` (`error`, as the posting was refused then); or "
+        f"`CANCELED`. docs/TIME.md. {NOT_FOUND}",
+    ),
+    f"{LEDGER}_scheduled_postings_cancel_create": Operation(
+        "Cancel a scheduled posting",
+        "Before its time: it becomes `CANCELED` and is never posted (200, the scheduled "
+        "posting). One already `POSTED`, `FAILED` or `CANCELED` is 422 0099; a cancel and the "
+        f"scheduler never both act on it. {NOT_FOUND}",
     ),
     # Events and webhooks
     f"{LEDGER}_events_list": Operation(

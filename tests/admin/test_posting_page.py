@@ -3,10 +3,13 @@ preview with a dry run (nothing written), then post through ``transaction_post``
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
+from django.utils import timezone
 
 from tests.admin.helpers import ledger_of, messages_of
-from transactions.models import Transaction
+from transactions.models import ScheduledPosting, Transaction
 
 PAYMENT = {
     "template": "PAYMENT_WITH_FEE",
@@ -93,3 +96,58 @@ def test_it_shows_refusals_on_the_form_and_posts_nothing(admin_client, url, chan
     assert response.status_code == 200
     assert message in response.content.decode()
     assert Transaction.objects.count() == before
+
+
+def _later(**delta) -> str:
+    """A moment ahead, as the form's datetime-local input sends it (UTC)."""
+    return (timezone.now() + dt.timedelta(**delta)).strftime("%Y-%m-%dT%H:%M")
+
+
+def test_it_schedules_a_posting_for_later_and_the_admin_can_cancel_it(admin_client, book, url):
+    response = admin_client.post(url, {**PAYMENT, "scheduled_for": _later(days=2), "_post": "1"})
+    assert response.status_code == 302
+    row = ScheduledPosting.objects.get()
+    assert response["Location"] == f"/admin/transactions/scheduledposting/{row.pk}/change/"
+    assert (row.status, row.template_code, row.actor_kind) == (
+        "SCHEDULED",
+        "PAYMENT_WITH_FEE",
+        "staff",
+    )
+    assert row.variables["amount"] == 2500
+    page = admin_client.get(response["Location"])
+    assert any("Scheduled" in m for m in messages_of(page))
+    assert "PAYMENT_WITH_FEE" in page.content.decode()
+    assert book.available("@alice") == 100_000  # nothing moved
+    listed = admin_client.get("/admin/transactions/scheduledposting/")
+    assert str(row.pk) in listed.content.decode()
+    done = admin_client.post(
+        "/admin/transactions/scheduledposting/",
+        {"action": "cancel_scheduled", "_selected_action": [str(row.pk)]},
+        follow=True,
+    )
+    assert any("canceled" in m for m in messages_of(done))
+    row.refresh_from_db()
+    assert row.status == "CANCELED"
+    again = admin_client.post(
+        "/admin/transactions/scheduledposting/",
+        {"action": "cancel_scheduled", "_selected_action": [str(row.pk)]},
+        follow=True,
+    )
+    assert any("0099" in m for m in messages_of(again))
+
+
+def test_a_hold_can_be_told_when_to_commit_itself(admin_client, book, url):
+    body = {**PAYMENT, "pending": "true", "commit_at": _later(hours=5), "_post": "1"}
+    assert admin_client.post(url, body).status_code == 302
+    assert Transaction.objects.get(type="PAYMENT_WITH_FEE").commit_at is not None
+
+
+def test_scheduling_refusals_appear_on_their_fields(admin_client, url):
+    past = (timezone.now() - dt.timedelta(days=1)).strftime("%Y-%m-%dT%H:%M")
+    response = admin_client.post(url, {**PAYMENT, "scheduled_for": past, "_post": "1"})
+    assert response.status_code == 200
+    assert "scheduledFor must be in the future" in response.content.decode()
+    held = admin_client.post(url, {**PAYMENT, "commit_at": _later(hours=1), "_post": "1"})
+    assert "the transaction is not pending" in held.content.decode()
+    assert not ScheduledPosting.objects.exists()
+    assert not Transaction.objects.filter(type="PAYMENT_WITH_FEE").exists()

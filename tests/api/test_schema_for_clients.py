@@ -344,10 +344,14 @@ def test_the_examples_of_a_first_session_are_accepted_as_they_are(api, schema):
     for body, extra in [*replacements, *((body, {}) for body in examples(item, "put"))]:
         replaced = api.put(f"{url}/transaction-templates/PAYMENT_WITH_FEE", body, **extra)
         assert replaced.status_code == 200, replaced.content
-    payment, pending, deposit = examples(LEDGER + "/transactions", "post")
+    payment, pending, deposit, scheduled, self_committing = examples(
+        LEDGER + "/transactions", "post"
+    )
     post(f"{url}/transactions", deposit)
     post(f"{url}/transactions", payment)
     post(f"{url}/transactions?dryRun=true", pending, status=200)
+    assert post(f"{url}/transactions", scheduled, status=202)["status"] == "SCHEDULED"
+    assert post(f"{url}/transactions", self_committing)["commitAt"] == "2030-01-02T09:00:00+0000"
     for body in examples(LEDGER + "/transactions/batch", "post"):
         answer = post(f"{url}/transactions/batch", body, status=201 if body["atomic"] else 200)
         assert body["atomic"] or {item["status"] for item in answer} == {201}, answer

@@ -3,12 +3,14 @@ idempotency key exactly like the API does."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import pytest
+from django.utils import timezone
 
 from tests.commands.helpers import attempt, run, scope
-from transactions.models import Transaction
+from transactions.models import ScheduledPosting, Transaction
 
 PAY = [
     "--template",
@@ -89,3 +91,28 @@ def test_a_key_used_through_the_api_is_replayed_by_the_command(funded):
     out, _ = run("post_transaction", *scope(funded), *PAY, "--idempotency-key", "shared")
     assert json.loads(out) == api
     assert Transaction.objects.filter(type="PAYMENT_WITH_FEE").count() == 1
+
+
+def test_it_schedules_a_posting_and_holds_that_commit_themselves(funded):
+    later = (timezone.now() + dt.timedelta(hours=1)).isoformat()
+    out, err = run("post_transaction", *scope(funded), *PAY, "--scheduled-for", later)
+    scheduled = json.loads(out)
+    assert scheduled["status"] == "SCHEDULED" and "post_scheduled" in err
+    assert scheduled == funded.api.get(f"{funded.url}/scheduled-postings/{scheduled['id']}").json()
+    assert funded.available("@alice") == 100_000
+    again = run(
+        "post_transaction", *scope(funded), *PAY, "--scheduled-for", later,
+        "--idempotency-key", "later-1",
+    )  # fmt: skip
+    replay = run(
+        "post_transaction", *scope(funded), *PAY, "--scheduled-for", later,
+        "--idempotency-key", "later-1",
+    )  # fmt: skip
+    assert json.loads(replay[0]) == json.loads(again[0]) and "Replayed" in replay[1]
+    assert ScheduledPosting.objects.count() == 2
+    held = run("post_transaction", *scope(funded), *PAY, "--pending", "--commit-at", later)
+    assert json.loads(held[0])["commitAt"] is not None
+    *_, refused = attempt(
+        "post_transaction", *scope(funded), *PAY, "--scheduled-for", later, "--dry-run"
+    )
+    assert "--scheduled-for" in str(refused)

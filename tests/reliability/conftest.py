@@ -26,6 +26,7 @@ RESOURCE_OF_SEGMENT = {
     "transaction-templates": "template",
     "transaction-types": "template",
     "webhooks": "webhook",
+    "scheduled-postings": "scheduled",
 }
 
 

@@ -52,14 +52,16 @@ class Caller:
         self.ledger_url = f"/v1/organizations/{org}/ledgers/{ledger}"
         self.org_url = f"/v1/organizations/{org}"
 
-    def make(self, path: str, body: Any, *, text: bool = False) -> dict[str, Any]:
+    def make(
+        self, path: str, body: Any, *, text: bool = False, status: int = 201
+    ) -> dict[str, Any]:
         if text:
             response = self.client.post(
                 path, data=body, headers={**self.headers, "Content-Type": "text/plain"}
             )
         else:
             response = self.client.post(path, json=body, headers=self.headers)
-        assert response.status_code == 201, (path, response.status_code, response.get_data())
+        assert response.status_code == status, (path, response.status_code, response.get_data())
         return {} if text else json.loads(response.get_data())
 
     def next_cursor(self, path: str) -> str | None:
@@ -122,6 +124,13 @@ def _fresh(caller: Caller, label: str, path: str) -> tuple[str, str] | None:
         variables = {"amount": HELD, "fee": fee, "source": "@alice", "destination": "@bob"}
         body = {"transactionTypeCode": code, "variables": variables}
         return "transaction_id", caller.make(f"{led}/transactions", body)["id"]
+    if label == "POST /scheduled-postings/{scheduled_id}/cancel":
+        body = {
+            "transactionTypeCode": "FUND",
+            "variables": {"amount": n, "account": "@bob"},
+            "scheduledFor": (timezone.now() + dt.timedelta(days=1)).isoformat(),
+        }
+        return "scheduled_id", caller.make(f"{led}/transactions", body, status=202)["id"]
     return None
 
 
@@ -137,12 +146,23 @@ _UNIQUE_NAMES = {
 
 
 def _expiry(body: dict[str, Any]) -> None:
-    """An expiry is for a hold and lies ahead: a client sends one only with ``pending`` true,
-    and then a moment in the future."""
-    if body.get("pending") is True and "expiresAt" in body:
-        body["expiresAt"] = (timezone.now() + dt.timedelta(days=1)).isoformat()
+    """The times a posting names, as a client has them: a posting scheduled for later lies
+    ahead, and takes effect then (no ``effectiveAt``); an expiry is for a hold, and lies ahead
+    of its moment; a hold's own commit falls between the two."""
+    now = timezone.now()
+    if body.get("scheduledFor") is not None:
+        now += dt.timedelta(days=1)
+        body["scheduledFor"] = now.isoformat()
+        body.pop("effectiveAt", None)
+    hold = body.get("pending") is True
+    if hold and "expiresAt" in body:
+        body["expiresAt"] = (now + dt.timedelta(days=1)).isoformat()
     else:
         body.pop("expiresAt", None)
+    if hold and body.get("commitAt") is not None:
+        body["commitAt"] = (now + dt.timedelta(hours=12)).isoformat()
+    else:
+        body.pop("commitAt", None)
 
 
 def _effective(body: dict[str, Any], *, ago: dt.timedelta = dt.timedelta(days=1)) -> None:
@@ -181,9 +201,10 @@ def _inline_json(body: dict[str, Any]) -> dict[str, Any]:
         "distribute": {"to": [{"account": {"alias": "@bob"}, "asset": "BRL", "amount": amount}]},
         "variables": {"amount": next(_serial)},
     }
-    for field in ("description", "pending", "effectiveAt"):
+    for field in ("description", "pending", "effectiveAt", "scheduledFor", "commitAt"):
         if field in body:
             tree[field] = body[field]
+    _expiry(tree)
     _effective(tree)
     if isinstance(body.get("metadata"), dict):
         # Keys of the template's metadata are names of the template language.
@@ -198,6 +219,9 @@ def _postings(case: Any, label: str) -> None:
         if name in headers:
             headers[name] = f"fz-{_run}-{next(_serial)}"  # a key per posting, as a client makes one
     body = case.body
+    scheduled = isinstance(body, dict) and body.get("scheduledFor") is not None
+    if scheduled and isinstance(case.query, dict):
+        case.query.pop("dryRun", None)  # a dry run is of a posting made now
     if label == "POST /transactions" and isinstance(body, dict):
         case.body = _deposit(body)
     elif label == "POST /transactions/batch" and isinstance(body, dict):

@@ -118,6 +118,14 @@ def real(book: Book) -> dict[str, Any]:
             "variables": {"amount": 100, "fee": 1, "source": "@alice", "destination": "@bob"},
         }
     )
+    later = book.post(
+        {
+            "transactionTypeCode": "FUND",
+            "variables": {"amount": 5, "account": "@alice"},
+            "scheduledFor": "2099-01-01T00:00:00Z",
+        }
+    )
+    assert later.status_code == 202, later.content
     make("instruments", {"name": "Gold", "type": "commodity", "code": "XAU"})
     org, ledger = url.split("/")[3], url.split("/")[5]
     token = make_token("fuzzer")
@@ -138,6 +146,7 @@ def real(book: Book) -> dict[str, Any]:
         "template": "FUND",
         "alias": "@alice",
         "webhook": make("webhooks", {"url": "https://example.com/hook", "eventTypes": ["*"]}),
+        "scheduled": later.json()["id"],
     }
 
 

@@ -21,7 +21,7 @@ from django.db import IntegrityError, connection, models, transaction
 from instruments.models import Rate
 from organizations.models import Account, Balance
 from tests.organizations.helpers import instrument
-from transactions.models import IdempotencyKey, Operation, Transaction
+from transactions.models import IdempotencyKey, Operation, ScheduledPosting, Transaction
 
 ALREADY_PROVEN = {"balance_available_within_overdraft"}
 POSITIVE_FIELDS = (
@@ -63,6 +63,19 @@ VIOLATIONS: dict[str, tuple[type[models.Model], dict[str, Any], dict[str, Any]]]
     "rate_scale_range": (Rate, {"scale": 19}, {"scale": 18}),
     "rate_codes_differ": (Rate, {"counter_code": "BRL"}, {"counter_code": "XAU"}),
     "account_status_known": (Account, {"status_code": "frozen"}, {"status_code": "FROZEN"}),
+    "transaction_commits_before_expiry": (
+        Transaction,
+        {"commit_at": LATER, "expires_at": EARLIER},
+        {"commit_at": EARLIER, "expires_at": LATER},
+    ),
+    "scheduled_status_valid": (ScheduledPosting, {"status": "LOST"}, {"status": "CANCELED"}),
+    "scheduled_one_template": (ScheduledPosting, {"dsl": "(transaction-template v1)"}, {"dsl": ""}),
+    "scheduled_posted_names_transaction": (
+        ScheduledPosting,
+        {"status": "POSTED"},
+        {"status": "SCHEDULED"},
+    ),
+    "scheduled_failed_says_why": (ScheduledPosting, {"status": "FAILED"}, {"status": "SCHEDULED"}),
 }
 
 
@@ -151,7 +164,16 @@ def rows(book, books_left_unbalanced) -> dict[type[models.Model], Any]:
         {"baseAssetCode": "BRL", "counterAssetCode": "XAU", "amount": 5, "scale": 2},
     )
     assert rate.status_code == 201, rate.content
+    later = book.post(
+        {
+            "transactionTypeCode": "FUND",
+            "variables": {"amount": 5, "account": "@alice"},
+            "scheduledFor": "2099-01-01T00:00:00Z",
+        }
+    )
+    assert later.status_code == 202, later.content
     return {
+        ScheduledPosting: uuid.UUID(later.json()["id"]),
         Balance: Balance.objects.get(account__alias="@alice").pk,
         Transaction: Transaction.objects.latest("created_at").pk,
         Operation: Operation.objects.filter(type="DEBIT").latest("created_at").pk,

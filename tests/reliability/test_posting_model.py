@@ -3,14 +3,15 @@
 A hypothesis state machine opens accounts (two assets), saves templates of random shapes (one or
 two sources, zero to two destinations, a remaining destination or none, literal fees, pending or
 not, scales 0 to 4 and 18), posts from them with consistent and inconsistent variables (some past
-64 bits, some past the 38 digits a balance holds), holds, commits,
-reverts, cancels, blocks accounts, retries with idempotency keys, backdates postings, closes
-and reopens periods and reads balances effective at past days. A plain in-memory model
-(exact fractions, no Django) predicts each answer: the status, the refusal code, the transaction
-states and every balance. After every step the ledger is compared with the model and
-``check_ledger``'s checks run: per-asset sums are zero, statements replay to balances, no balance
-outside the external accounts is below minus its overdraft limit, no refused request left
-anything behind, and the journal, sealed at random steps, chains and matches the books.
+64 bits, some past the 38 digits a balance holds), holds, commits, reverts, cancels, blocks
+accounts, retries with idempotency keys, backdates postings, closes and reopens periods, reads
+balances effective at past days, schedules postings (and cancels them) that the scheduler posts
+when they come due, and lets holds commit themselves. A plain in-memory model (exact fractions,
+no Django) predicts each answer: the status, the refusal code, the transaction states and every
+balance. After every step the ledger is compared with the model and ``check_ledger``'s checks
+run: per-asset sums are zero, statements replay to balances, no balance outside the external
+accounts is below minus its overdraft limit, no refused request left anything behind, and the
+journal, sealed at random steps, chains and matches the books.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ from tests.conftest import Api, make_token
 from tests.reliability.conftest import scaled
 from transactions.expiry import expire_due
 from transactions.integrity import ledger_check
-from transactions.models import Transaction
+from transactions.models import ScheduledPosting, Transaction
+from transactions.scheduling import post_due
 
 FIGURES: Counter[str] = Counter()
 ALIASES = ["@a", "@b", "@c", "@d", "@e", "@sink"]
@@ -127,6 +129,19 @@ class ModelTx:
     reverted: bool = False
     funding: bool = False
     expired: bool = False  # past its expiry (PRE_APPROVED until the worker cancels it)
+
+
+@dataclass
+class ModelScheduled:
+    id: str
+    shape: Shape
+    body: dict[str, Any]
+    status: str = "SCHEDULED"
+
+
+# The refusals a scheduled posting gets when it is asked for (its template's plan); the others
+# wait until it is due.
+PLANNED = {"0073", "0090"}
 
 
 @dataclass
@@ -260,6 +275,7 @@ class PostingMachine(RuleBasedStateMachine):
         # Holds whose expiry the story moved to now behind the service (the stand-in for time
         # passing): the journal keeps the expiry they were posted with, and check_ledger says so.
         self.expiry_moved: set[str] = set()
+        self.scheduled: dict[str, ModelScheduled] = {}
         self.open_book()
 
     # --- plumbing ---------------------------------------------------------------------------
@@ -416,6 +432,17 @@ class PostingMachine(RuleBasedStateMachine):
         keyed: bool,
         days_ago: int | None = None,
     ) -> None:
+        body = self.draw_body(shape, data, consistent, pending)
+        if days_ago is not None:
+            body["effectiveAt"] = f"{_day(days_ago).isoformat()}T12:00:00Z"
+        key = Keyed(key=f"key-{next(self.keys)}", body=body) if keyed else None
+        self.send(shape, body, key)
+
+    def draw_body(
+        self, shape: Shape, data: st.DataObject, consistent: bool, pending: bool | None
+    ) -> dict[str, Any]:
+        """A posting's body: accounts mostly of the asset and apart, amounts that add up
+        (``consistent``) or anything."""
         variables: dict[str, Any] = {}
         usual = sorted(a for a, m in self.model.accounts.items() if m.asset == "BRL")
         unusual = [*sorted(self.model.accounts), "@ghost"]
@@ -444,10 +471,7 @@ class PostingMachine(RuleBasedStateMachine):
         body: dict[str, Any] = {"transactionTypeCode": shape.code, "variables": variables}
         if pending is not None:
             body["pending"] = pending
-        if days_ago is not None:
-            body["effectiveAt"] = f"{_day(days_ago).isoformat()}T12:00:00Z"
-        key = Keyed(key=f"key-{next(self.keys)}", body=body) if keyed else None
-        self.send(shape, body, key)
+        return body
 
     @rule(shape=shapes, data=st.data(), keyed=st.booleans())
     def post_held(self, shape: Shape, data: st.DataObject, keyed: bool) -> None:
@@ -678,6 +702,106 @@ class PostingMachine(RuleBasedStateMachine):
         expected = (sum(a for a, _ in counted), sum(h for _, h in counted))
         assert (answer["available"] * unit, answer["onHold"] * unit) == expected
 
+    @rule(shape=shapes, data=st.data(), pending=st.sampled_from([None, None, True]))
+    def schedule_a_posting(self, shape: Shape, data: st.DataObject, pending: bool | None) -> None:
+        """A posting kept for later: refused now only by what its template's plan refuses."""
+        body = self.draw_body(shape, data, True, pending)
+        body["scheduledFor"] = (timezone.now() + dt.timedelta(hours=1)).isoformat()
+        response = self.api.post(f"{self.url}/transactions", body)
+        try:
+            self.model.plan(shape, body["variables"])
+        except Refused as refusal:
+            if refusal.code in PLANNED:
+                tally(f"scheduling refused {refusal.code}")
+                self.expect(response, 422, refusal.code)
+                return
+        answer = self.expect(response, 202)
+        assert answer["status"] == "SCHEDULED" and answer["transactionId"] is None
+        tally("scheduled")
+        self.scheduled[answer["id"]] = ModelScheduled(answer["id"], shape, body)
+
+    def waiting(self) -> list[str]:
+        return sorted(i for i, row in self.scheduled.items() if row.status == "SCHEDULED")
+
+    @precondition(lambda self: self.scheduled)
+    @rule(data=st.data())
+    def cancel_a_scheduled_posting(self, data: st.DataObject) -> None:
+        """Mostly one still waiting; sometimes one already posted, failed or canceled."""
+        final = data.draw(st.integers(0, 3), label="final") == 0 or not self.waiting()
+        row = self.scheduled[
+            data.draw(st.sampled_from(sorted(self.scheduled) if final else self.waiting()))
+        ]
+        response = self.api.post(f"{self.url}/scheduled-postings/{row.id}/cancel")
+        if row.status != "SCHEDULED":
+            tally("scheduled cancel refused 0099")
+            self.expect(response, 422, "0099")
+            return
+        tally("scheduled canceled")
+        assert self.expect(response, 200)["status"] == "CANCELED"
+        row.status = "CANCELED"
+
+    @precondition(lambda self: self.waiting())
+    @rule(data=st.data(), days_ago=st.sampled_from([0, 0, 1, 4, 12]))
+    def let_scheduled_postings_come_due(self, data: st.DataObject, days_ago: int) -> None:
+        """Time passes for some scheduled postings (their moment set that many days back, the
+        scheduler stopped meanwhile), and the scheduler runs: each is posted once, in order,
+        effective at its moment, or fails as a posting then would have been refused (a
+        closed period included)."""
+        due = data.draw(st.lists(st.sampled_from(self.waiting()), min_size=1, unique=True))
+        start = timezone.now() - dt.timedelta(days=days_ago, minutes=1)
+        moments = [start + dt.timedelta(seconds=i) for i in range(len(due))]
+        for scheduled_id, at in zip(due, moments, strict=True):
+            ScheduledPosting.objects.filter(pk=scheduled_id).update(scheduled_for=at)
+        post_due(limit=1_000)
+        stored = {str(row.pk): row for row in ScheduledPosting.objects.filter(pk__in=due)}
+        closed = self.model.closed_days_ago
+        for scheduled_id, at in zip(due, moments, strict=True):
+            row, found = self.scheduled[scheduled_id], stored[scheduled_id]
+            days = (timezone.now().date() - at.date()).days
+            pending = row.shape.pending if row.body.get("pending") is None else row.body["pending"]
+            try:
+                legs = self.model.plan(row.shape, row.body["variables"])
+                if closed is not None and days >= closed:
+                    raise Refused("0124")
+                holds = [(a, "HOLD", x) for a, side, x in legs if side == "DEBIT"]
+                self.model.apply(holds if pending else legs, row.shape.scale, days or None)
+            except Refused as refusal:
+                tally(f"scheduled failed {refusal.code}")
+                assert (found.status, found.error["code"]) == ("FAILED", refusal.code)
+                row.status = "FAILED"
+                continue
+            tally("scheduled posted" + (" backdated" if days else ""))
+            assert found.status == "POSTED", (found.status, found.error)
+            row.status = "POSTED"
+            tx = Transaction.objects.get(pk=found.transaction_id)
+            assert tx.effective_at == at
+            self.model.txs[str(tx.pk)] = ModelTx(
+                id=str(tx.pk), status="PRE_APPROVED" if pending else "SENT",
+                scale=row.shape.scale, legs=legs,
+            )  # fmt: skip
+
+    def committable(self) -> list[str]:
+        return [t for t in self.held() if not self.model.txs[t].expired]
+
+    @precondition(lambda self: self.committable())
+    @rule(data=st.data())
+    def let_a_hold_commit_itself(self, data: st.DataObject) -> None:
+        """A hold's commitAt comes (set to now: the stand-in for time passing) and the
+        scheduler commits it in full, or leaves it pending with no commitAt when the commit is
+        refused."""
+        tx = self.model.txs[data.draw(st.sampled_from(self.committable()))]
+        Transaction.objects.filter(pk=tx.id).update(commit_at=timezone.now())
+        post_due(limit=1_000)
+        stored = Transaction.objects.get(pk=tx.id)
+        try:
+            self.predict_commit(tx)
+        except Refused as refusal:
+            tally(f"hold's own commit refused {refusal.code}")
+            assert (stored.status, stored.commit_at) == ("PRE_APPROVED", None)
+            return
+        tally("hold committed itself")
+        assert stored.status == "SENT"
+
     @rule()
     def seal_the_journal(self) -> None:
         """The journal's blocks, at any point of the story: after any steps, the chain and the
@@ -712,6 +836,12 @@ class PostingMachine(RuleBasedStateMachine):
         }
         assert stored == {
             t.id: (t.status, t.is_reversal, t.parent) for t in self.model.txs.values()
+        }
+        scheduled = dict(
+            ScheduledPosting.objects.filter(ledger_id=self.ledger.pk).values_list("id", "status")
+        )
+        assert {str(k): v for k, v in scheduled.items()} == {
+            i: row.status for i, row in self.scheduled.items()
         }
         report = ledger_check(self.ledger)
         moved = {

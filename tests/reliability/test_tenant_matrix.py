@@ -134,6 +134,14 @@ def world(book: Book) -> World:
         }
     )
     assert held.status_code == 201, held.content
+    later = book.post(
+        {
+            "transactionTypeCode": "FUND",
+            "variables": {"amount": 5, "account": "@alice"},
+            "scheduledFor": "2099-01-01T00:00:00Z",
+        }
+    )
+    assert later.status_code == 202, later.content
     ids = {
         "organization": org_b,
         "ledger": ledger_b,
@@ -149,6 +157,7 @@ def world(book: Book) -> World:
         "template": "FUND",
         "alias": "@alice",
         "webhook": make("webhooks", {"url": "https://example.com/b", "eventTypes": ["*"]}),
+        "scheduled": later.json()["id"],
     }
     assert HOLD  # the held template is part of the book
     return World(

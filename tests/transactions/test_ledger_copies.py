@@ -15,7 +15,7 @@ from ledgerproject.api.authentication import TokenPrincipal
 from organizations.models import ApiToken
 from tests.conftest import Api, assert_error, make_token
 from transactions import copies
-from transactions.models import Transaction
+from transactions.models import ScheduledPosting, Transaction
 
 pytestmark = [
     pytest.mark.postgres,
@@ -212,3 +212,21 @@ def test_a_copy_is_found_by_any_spelling_of_its_ids_and_never_by_a_malformed_one
     assert copies.copy_of(principal, organization_id, dashed) is None
     path = warm.url.rsplit("/", 1)[0] + "/not-a-uuid/transactions"
     assert_error(warm.api.post(path, PAY), 404, "0007")
+
+
+LATER = {**PAY, "scheduledFor": "2099-01-01T00:00:00Z"}
+
+
+def test_a_scheduling_on_a_copy_changed_elsewhere_keeps_one_scheduled_posting(warm):
+    """Scheduling writes no balance: it confirms the copy with a statement of its own before
+    it writes, so an epoch moved meanwhile makes it ask again the ordinary way, once."""
+    make_token("another")
+    response = warm.post(LATER)
+    assert response.status_code == 202, response.content
+    assert ScheduledPosting.objects.count() == 1
+
+
+def test_a_token_revoked_elsewhere_cannot_schedule(warm):
+    _revoke(warm)
+    assert warm.post(LATER).status_code == 401
+    assert not ScheduledPosting.objects.exists()

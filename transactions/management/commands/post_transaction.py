@@ -1,6 +1,7 @@
 """``manage.py post_transaction --organization ID --ledger ID --template CODE --var name=value
-... [--pending] [--idempotency-key K]``: post through the posting service and print the
-transaction exactly as the API renders it."""
+... [--pending] [--idempotency-key K] [--scheduled-for T]``: post through the posting service
+(or keep it to be posted at ``T``) and print the transaction (or the scheduled posting) exactly
+as the API renders it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from rest_framework.renderers import JSONRenderer
 from ledgerproject.cli import add_ledger_arguments, api_error, ledger_from_options
 from ledgerproject.errors import LedgerError
 from ledgerproject.formats import digits_to_int, parse_timestamp
-from transactions import answers, engine, idempotency
+from transactions import answers, engine, idempotency, scheduling
 
 
 def pair(text: str) -> tuple[str, str]:
@@ -26,6 +27,14 @@ def variable_value(value: str) -> int | str:
     """Digits are an amount (as a JSON integer would be); anything else an alias."""
     number = digits_to_int(value, max_digits=19)
     return value if number is None else number
+
+
+# The options that are times, and the API's names of them (what an idempotency key hashes).
+TIMES = (
+    ("effective_at", "effectiveAt"),
+    ("commit_at", "commitAt"),
+    ("scheduled_for", "scheduledFor"),
+)
 
 
 class Command(BaseCommand):
@@ -59,6 +68,17 @@ class Command(BaseCommand):
             help="When the money moved (ISO 8601, not in the future); by default, now.",
         )
         parser.add_argument(
+            "--commit-at",
+            metavar="TIMESTAMP",
+            help="With --pending: the hold commits itself then (ISO 8601, in the future).",
+        )
+        parser.add_argument(
+            "--scheduled-for",
+            metavar="TIMESTAMP",
+            help="Post it then (ISO 8601, in the future) instead of now: prints the scheduled "
+            "posting, which post_scheduled posts when it is due.",
+        )
+        parser.add_argument(
             "--metadata",
             action="append",
             default=[],
@@ -83,26 +103,36 @@ class Command(BaseCommand):
             body["description"] = options["description"]
         if options["metadata"]:
             body["metadata"] = dict(map(pair, options["metadata"]))
-        if options["effective_at"] is not None:
-            body["effectiveAt"] = options["effective_at"]
+        for option, name in TIMES:
+            if options[option] is not None:
+                body[name] = options[option]
         try:
-            effective_at = None
-            if options["effective_at"] is not None:
-                effective_at = parse_timestamp(options["effective_at"], field="effectiveAt")
+            times = {
+                option: parse_timestamp(body[name], field=name)
+                for option, name in TIMES
+                if name in body
+            }
+            if options["dry_run"] and "scheduled_for" in times:
+                raise CommandError("--dry-run checks a posting made now: not with --scheduled-for.")
             request = engine.PostingRequest(
                 template_code=options["template"],
                 variables=variables,
                 metadata=body.get("metadata"),
                 description=options["description"],
                 pending=True if options["pending"] else None,
-                effective_at=effective_at,
+                effective_at=times.get("effective_at"),
+                commit_at=times.get("commit_at"),
             )
             if options["dry_run"]:
                 data, replayed = answers.dry_run(ledger, request), False
             else:
                 key = options["idempotency_key"]
                 request.claim = idempotency.claim_for(key=key, seconds=None, body=body)
-                _, data, replayed = answers.posting(engine.post(ledger, request))
+                if "scheduled_for" in times:
+                    answer = scheduling.schedule(ledger, request, times["scheduled_for"])
+                    data, replayed = answer.body, answer.replayed
+                else:
+                    _, data, replayed = answers.posting(engine.post(ledger, request))
         except LedgerError as exc:
             raise api_error(exc) from exc
         if replayed:
@@ -111,5 +141,10 @@ class Command(BaseCommand):
                 "used; nothing posted."
             )
         self.stdout.write(JSONRenderer().render(data).decode())
+        if "scheduledFor" in body:
+            self.stderr.write(
+                f"Scheduled for {data['scheduledFor']}: nothing moves until post_scheduled "
+                "posts it then."
+            )
         if options["dry_run"]:
             self.stderr.write("Dry run: every check passed; nothing was written.")
