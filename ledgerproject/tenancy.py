@@ -356,6 +356,55 @@ class TenantKeys(Operation):
         return "Composite (organization_id, id) keys on the tenant tables"
 
 
+# Whether this database's tenant tables are distributed already (a Citus coordinator after
+# ``manage.py distribute``): the first of them, which the others are co-located with, is.
+IS_DISTRIBUTED = (
+    "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') "
+    "AND EXISTS (SELECT 1 FROM pg_class WHERE relname = 'pg_dist_partition')"
+)
+FIRST_DISTRIBUTED = "SELECT 1 FROM pg_dist_partition WHERE logicalrelid = %s::regclass"
+DISTRIBUTE = "SELECT create_distributed_table(%s, %s, colocate_with => %s)"
+
+
+class DistributedWithTheOthers(Operation):
+    """Right after the ``CreateModel`` of a new tenant table: on a database whose tenant
+    tables are distributed already, distribute the new one too, co-located with them, before
+    the migration's end makes its foreign keys (Citus refuses one from a table it does not
+    manage to one it distributes). Elsewhere nothing: a database distributed later has it
+    distributed by ``manage.py distribute`` with the rest."""
+
+    reversible = True
+    reduces_to_sql = False
+
+    def __init__(self, table: str) -> None:
+        self.table = table
+
+    def deconstruct(self) -> tuple[str, list[Any], dict[str, Any]]:
+        return self.__class__.__name__, [self.table], {}
+
+    def state_forwards(self, app_label, state):
+        pass
+
+    def database_forwards(self, app_label, schema_editor, from_state, to_state):
+        connection = schema_editor.connection
+        if connection.vendor != "postgresql":
+            return
+        with connection.cursor() as cursor:
+            cursor.execute(IS_DISTRIBUTED)
+            if not cursor.fetchone()[0]:
+                return
+            cursor.execute(FIRST_DISTRIBUTED, [TENANT_TABLES[0]])
+            if cursor.fetchone() is None:
+                return
+            cursor.execute(DISTRIBUTE, [self.table, ORGANIZATION, TENANT_TABLES[0]])
+
+    def database_backwards(self, app_label, schema_editor, from_state, to_state):
+        pass  # the table goes with the model
+
+    def describe(self) -> str:
+        return f"Distribute {self.table} where the tenant tables are"
+
+
 def drop_foreign_keys(schema_editor: Any, models_: list[Any]) -> None:
     """Drop every foreign key of these tenant tables (``manage.py distribute``: Citus refuses a
     key between a table it manages and one it does not yet; ``ensure_foreign_keys`` puts them

@@ -20,7 +20,12 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from ledgerproject.tenancy import COORDINATOR_TABLES, REFERENCE_TABLES, TENANT_TABLES
+from ledgerproject.tenancy import (
+    COORDINATOR_TABLES,
+    REFERENCE_TABLES,
+    TENANT_TABLES,
+    DistributedWithTheOthers,
+)
 from tests.concurrency.conftest import run_threads
 from tests.conftest import Api, make_token
 from tests.transactions.conftest import Book, make_book
@@ -305,3 +310,31 @@ def test_operations_stay_append_only_on_the_workers(api):
         "SELECT count(*) FROM transactions_operation WHERE organization_id = %s",
         [organization_id],
     ) == [(2,)]
+
+
+def test_a_tenant_table_a_migration_makes_after_distribute_is_distributed_with_the_others():
+    """A cluster distributed before a migration that adds a tenant table (as 0022 adds the
+    scheduled postings): the table is distributed, co-located, before its foreign keys are
+    made, which Citus would refuse from a plain table to a distributed one."""
+    try:
+        with connection.schema_editor() as editor:
+            editor.execute(
+                "CREATE TABLE probe_tenant (organization_id uuid NOT NULL, id uuid NOT NULL, "
+                "ledger_id uuid NOT NULL, PRIMARY KEY (organization_id, id))"
+            )
+            DistributedWithTheOthers("probe_tenant").database_forwards(
+                "transactions", editor, None, None
+            )
+            editor.execute(
+                "ALTER TABLE probe_tenant ADD FOREIGN KEY (organization_id, ledger_id) "
+                "REFERENCES organizations_ledger (organization_id, id)"
+            )
+        colocated = _rows(
+            "SELECT DISTINCT colocationid FROM pg_dist_partition "
+            "WHERE logicalrelid::regclass::text = ANY(%s)",
+            [["probe_tenant", TENANT_TABLES[0]]],
+        )
+        assert len(colocated) == 1
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("DROP TABLE IF EXISTS probe_tenant")

@@ -53,6 +53,7 @@ class Migration(migrations.Migration):
             },
             bases=(ledgerproject.tenancy.TenantRow, models.Model),
         ),
+        ledgerproject.tenancy.DistributedWithTheOthers("transactions_scheduledposting"),
         migrations.AddField(
             model_name='transaction',
             name='commit_at',
