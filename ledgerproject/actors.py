@@ -77,6 +77,12 @@ def stamp() -> dict[str, Any]:
     }
 
 
+def work_of(row: Any) -> Work:
+    """The work a row recorded (``stamp``'s columns), to act as it again: a scheduled posting
+    is made as whoever scheduled it."""
+    return Work(Actor(row.actor_kind, row.actor_name, row.actor_id), row.request_id)
+
+
 def act_as(actor: Actor) -> None:
     """The actor of the request in progress from now on, once it is known; outside a request,
     nothing (a process's own actor is set once, by ``as_command``)."""

@@ -225,16 +225,11 @@ def _release(row: ScheduledPosting) -> None:
     )
 
 
-def _as_scheduled_by(row: Any) -> actors.Work:
-    actor = actors.Actor(row.actor_kind, row.actor_name, row.actor_id)
-    return actors.Work(actor=actor, request_id=row.request_id)
-
-
 def _post(row: ScheduledPosting, ledger: Ledger) -> str | None:
     """Post one claimed row; answer its new status (``POSTED``, ``FAILED``), or None (left for
     later, or done by another)."""
     try:
-        with actors.working(_as_scheduled_by(row)):
+        with actors.working(actors.work_of(row)):
             engine.post(ledger, request_of(row), within=functools.partial(_mark_posted, row))
     except _Done:
         return None
@@ -242,7 +237,7 @@ def _post(row: ScheduledPosting, ledger: Ledger) -> str | None:
         if error.http_status == 409:  # a conflict of the moment (0084, 0125): try again later
             _release(row)
             return None
-        with actors.working(_as_scheduled_by(row)):
+        with actors.working(actors.work_of(row)):
             return ScheduledPosting.FAILED if _mark_failed(row, error) else None
     return ScheduledPosting.POSTED
 
