@@ -3,7 +3,10 @@ A fresh PostgreSQL database, a ledger of ``--accounts`` funded accounts and ``--
 bulk-loaded transfers (``bench/load.py``), then, each timed ``--repetitions`` times (median
 printed): the trial balance now, a period report over the last half of the transfers, and one
 account's balance effective half-way through its history and its statement in effective order
-half-way through. docs/TIME.md says what each computes."""
+half-way through; then, every account made one tree (``@b<n>`` under ``@b<n // 10>``, the
+first nine under ``@b1``), the rolled-up balance of its root now and effective half-way, and a
+page of 100 accounts with their rolled-up balances. docs/TIME.md and docs/ACCOUNT-TREES.md say
+what each computes."""
 
 from __future__ import annotations
 
@@ -43,8 +46,9 @@ def main() -> None:
     from django.db.models import Max, Min
 
     from bench.load import bulk_load
+    from organizations import rollups as rollups_now
     from organizations.models import Account
-    from transactions import reports, selectors
+    from transactions import reports, rollups, selectors
     from transactions.models import Operation
 
     # Statistics gathered once the ledger is funded, before the load, as the bench's own run
@@ -90,6 +94,44 @@ def main() -> None:
         lambda: selectors.statement_in_effective_order(account, rows),
         repetitions,
     )
+    _tree(ledger, args.accounts)
+    root = Account.objects.get(ledger_id=ledger.pk, alias="@b1")
+    whole = rollups_now.rolled_up_now(ledger, [root.pk])[root.pk]
+    assert whole["BRL"]["available"] == args.accounts * 10**12, whole  # transfers move, not make
+    _timed(
+        f"rolled-up balance of a tree of {args.accounts:,} accounts, now",
+        lambda: rollups_now.rolled_up_now(ledger, [root.pk]),
+        repetitions,
+    )
+    _timed(
+        f"rolled-up balance of a tree of {args.accounts:,} accounts, effective half-way",
+        lambda: rollups.rolled_up(ledger, [root.pk], at=middle, now=span["last"]),
+        repetitions,
+    )
+    page = list(Account.objects.filter(ledger_id=ledger.pk).order_by("created_at", "id")[:100])
+    _timed(
+        "a page of 100 accounts' rolled-up balances, now",
+        lambda: rollups_now.rolled_up_now(ledger, [row.pk for row in page]),
+        repetitions,
+    )
+
+
+def _tree(ledger: Any, accounts: int) -> None:
+    """``@b<n>`` under ``@b<n // 10>`` (the first nine under ``@b1``): a tree of every bench
+    account, five levels for 10,000, written in one statement (the bench's own setup; the
+    service places accounts one at a time, organizations/account_tree.py)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(TREE, [ledger.pk, ledger.pk])
+    print(f"made a tree of {accounts:,} accounts")
+
+
+TREE = """UPDATE organizations_account child SET parent_account_id = parent.id
+FROM organizations_account parent
+WHERE child.ledger_id = %s AND parent.ledger_id = %s
+  AND child.alias ~ '^@b[0-9]+$' AND child.alias <> '@b1'
+  AND parent.alias = '@b' || greatest(substr(child.alias, 3)::int / 10, 1)"""
 
 
 if __name__ == "__main__":

@@ -247,7 +247,6 @@ class AccountAdmin(ResourceAdmin):
         "asset_code",
         "portfolio",
         "product",
-        "parent_account",
         "available",
         "on_hold",
         "statement",
@@ -283,6 +282,7 @@ class AccountAdmin(ResourceAdmin):
         "type",
         "portfolio",
         "product",
+        "parent_account",
         "entity_id",
         "allow_sending",
         "allow_receiving",
@@ -290,12 +290,15 @@ class AccountAdmin(ResourceAdmin):
     add_required = ("ledger", "asset_code")
 
     def create_one(self, data: dict[str, Any]) -> Account:
-        for name in ("portfolio", "product"):
+        for name in ("portfolio", "product", "parent_account"):
             chosen = data.pop(name, None)
             data[f"{name}_id"] = chosen.pk if chosen else None
         return contents.account_create(**_given(data))
 
     def update_one(self, obj: Account, data: dict[str, Any]) -> Account:
+        if "parent_account_id" in data:  # the form's choice is an account: the service takes ids
+            parent = data["parent_account_id"]
+            data = {**data, "parent_account_id": parent.pk if parent else None}
         return contents.account_update(account=obj, data=data)
 
     def deactivate_one(self, obj: Account) -> None:

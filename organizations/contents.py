@@ -14,6 +14,7 @@ from django.utils import timezone
 from ledgerproject.db import apply_changes, unique_among_active
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.metadata import validate_metadata
+from organizations import account_tree
 from organizations.locking import (
     ledger_write,
 )
@@ -187,19 +188,6 @@ def _active_product(ledger_id: Any, product_id: uuid.UUID) -> Product:
     return product
 
 
-def _parent_account(ledger_id: Any, parent_id: uuid.UUID, asset_code: str) -> Account:
-    parent = Account.objects.filter(
-        pk=parent_id, ledger_id=ledger_id, deleted_at__isnull=True
-    ).first()
-    if parent is None or parent.asset_code != asset_code:
-        raise LedgerError(
-            ErrorCode.ACTION_NOT_PERMITTED,
-            "parentAccountId must name an active account of this ledger with the same assetCode.",
-            fields={"parentAccountId": "not an active account of this ledger and asset"},
-        )
-    return parent
-
-
 def _account_insert(account: Account, overdraft_limit: dict[str, int] | None = None) -> Account:
     """Save a new account with its balance row (zero, with its overdraft limit), inside the
     caller's transaction, and its event once the account is whole."""
@@ -308,8 +296,6 @@ def account_create(
         _active_portfolio(ledger.pk, portfolio_id)
     if product_id is not None:
         _active_product(ledger.pk, product_id)
-    if parent_account_id is not None:
-        _parent_account(ledger.pk, parent_account_id, asset_code)
     account = Account(
         organization_id=ledger.organization_id,
         ledger=ledger,
@@ -330,7 +316,8 @@ def account_create(
     same_alias = Account.objects.filter(
         organization_id=ledger.organization_id, ledger_id=ledger.pk, alias=account.alias
     )
-    with ledger_write(ledger):
+    with ledger_write(ledger, tree=parent_account_id is not None):
+        account_tree.parent_for(account, parent_account_id, moving=False)
         _lock_asset_active(ledger, asset_code)
         with unique_among_active(same_alias, _alias_conflict(account.alias)):
             _account_insert(account, overdraft_limit)
@@ -356,7 +343,13 @@ def account_update(*, account: Account, data: dict[str, Any]) -> Account:
     same_alias = Account.objects.filter(
         organization_id=account.organization_id, ledger_id=account.ledger_id, alias=alias
     )
-    with ledger_write(account):
+    # Every update saves the whole row, its parent included: under the tree lock, from the
+    # parent as it is now, so that an update never undoes a move that committed since the
+    # account was read (and so never makes a cycle out of a tree that changed meanwhile).
+    with ledger_write(account, tree=True):
+        account.parent_account_id = account_tree.current_parent(account)
+        if data.get("parent_account_id", account.parent_account_id) != account.parent_account_id:
+            account_tree.parent_for(account, data["parent_account_id"], moving=True)
         apply_changes(account, data)
         if "alias" in data:
             with unique_among_active(same_alias, _alias_conflict(alias), exclude=account.pk):
@@ -375,7 +368,8 @@ def account_delete(*, account: Account) -> Account:
     """Refused while the balance holds anything; the balance row is locked while checking."""
     if account.is_external:
         raise _refuse_external("they are removed with their instrument")
-    with ledger_write(account):
+    with ledger_write(account, tree=True):
+        account_tree.check_no_children(account)
         balance = (
             Balance.objects.select_for_update()
             .filter(organization_id=account.organization_id, account_id=account.pk)

@@ -29,6 +29,19 @@ class AccountFilter(django_filters.FilterSet):
     portfolioId = django_filters.UUIDFilter(field_name="portfolio_id")
     entityId = django_filters.CharFilter(field_name="entity_id")
     status = MultiValueFilter(field_name="status_code")
+    parentAccountId = django_filters.UUIDFilter(
+        field_name="parent_account_id", help_text="The accounts right under this one in the tree."
+    )
+    rolledUp = django_filters.ChoiceFilter(
+        choices=[("true", "true"), ("false", "false")],
+        method="filter_rolled_up",
+        help_text="true: each account also with rolledUpBalances, its balance plus all its "
+        "descendants' per asset (docs/ACCOUNT-TREES.md).",
+    )
+
+    def filter_rolled_up(self, queryset: QuerySet[Any], name: str, value: str) -> Any:
+        """Not a filter: what the list shows (``AccountCollection.annotate_page``)."""
+        return queryset
 
 
 class BalanceFilter(django_filters.FilterSet):

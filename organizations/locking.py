@@ -73,13 +73,11 @@ def with_tree_lock(
 
 # The organization's id comes first in every statement on a tenant table: it is the
 # distribution column on Citus, which routes the statement to the one node holding the rows.
-LEDGER_KEY_SHARE = (
-    "SELECT deleted_at FROM organizations_ledger WHERE organization_id = %s AND id = %s "
-    "FOR KEY SHARE"
-)
-LEDGER_UPDATE = (
-    "SELECT deleted_at FROM organizations_ledger WHERE organization_id = %s AND id = %s FOR UPDATE"
-)
+# The three strengths of a ledger's row lock. A posting takes FOR KEY SHARE, which conflicts
+# only with FOR UPDATE: a change of the account tree (FOR NO KEY UPDATE) waits for another
+# change of the tree and for the ledger's delete, never for a posting.
+SHARED, TREE, EXCLUSIVE = "FOR KEY SHARE", "FOR NO KEY UPDATE", "FOR UPDATE"
+LEDGER_LOCK = "SELECT deleted_at FROM organizations_ledger WHERE organization_id = %s AND id = %s "
 
 
 def ledger_key(owner: Any) -> tuple[uuid.UUID, uuid.UUID]:
@@ -90,18 +88,15 @@ def ledger_key(owner: Any) -> tuple[uuid.UUID, uuid.UUID]:
     return owner.organization_id, owner.ledger_id
 
 
-def _lock_ledger_postgresql(owner: Any, *, for_delete: bool) -> bool:
+def _lock_ledger_postgresql(owner: Any, strength: str) -> bool:
     """Lock the ledger row; answer whether it is active."""
     with connection.cursor() as cursor:
-        if for_delete:
-            cursor.execute(LEDGER_UPDATE, [*ledger_key(owner)])
-        else:
-            cursor.execute(LEDGER_KEY_SHARE, [*ledger_key(owner)])
+        cursor.execute(LEDGER_LOCK + strength, [*ledger_key(owner)])
         row = cursor.fetchone()
     return row is not None and row[0] is None
 
 
-def _lock_ledger_sqlite(owner: Any, *, for_delete: bool) -> bool:
+def _lock_ledger_sqlite(owner: Any, strength: str) -> bool:
     """No row locks: IMMEDIATE transactions serialize SQLite's writers."""
     organization_id, ledger_id = ledger_key(owner)
     return Ledger.objects.filter(
@@ -120,26 +115,24 @@ def lock_ledger_active(owner: Any) -> None:
     """Inside a write into the ledger (``owner``: the ledger, or a resource held in it): hold it
     against its delete (``FOR KEY SHARE``, which concurrent writes share), or refuse with
     422 0008 when it is deleted."""
-    if not _lock_ledger(owner, for_delete=False):
+    if not _lock_ledger(owner, SHARED):
         raise ledger_deleted()
 
 
 def lock_ledger_against_writes(ledger: Ledger) -> bool:
     """Wait for the writes into the ledger to finish and keep new ones out until COMMIT;
     answer whether it is still active."""
-    return _lock_ledger(ledger, for_delete=True)
+    return _lock_ledger(ledger, EXCLUSIVE)
 
 
 @contextlib.contextmanager
-def ledger_write(owner: Any, *, exclusive: bool = False) -> Iterator[None]:
+def ledger_write(owner: Any, *, exclusive: bool = False, tree: bool = False) -> Iterator[None]:
     """The one database transaction of a write into a ledger (create, update or delete of its
     contents, a commit, a revert): the ledger is held against its delete throughout, and a
     deleted ledger takes no write (422 0008). ``exclusive``: held against every other write
-    into it instead (a change of its closed period)."""
+    into it instead (a change of its closed period). ``tree``: held against every other change
+    of its account tree too (``organizations.account_tree``), while postings go on."""
     with transaction.atomic():
-        if exclusive:
-            if not lock_ledger_against_writes(owner):
-                raise ledger_deleted()
-        else:
-            lock_ledger_active(owner)
+        if not _lock_ledger(owner, EXCLUSIVE if exclusive else TREE if tree else SHARED):
+            raise ledger_deleted()
         yield

@@ -263,6 +263,13 @@ class AccountStatusField(StatusField):
     ``account_update`` refuse any other, for the admin as for the API)."""
 
 
+class AssetTotalOut(serializers.Serializer):
+    assetCode = serializers.CharField()
+    available = serializers.IntegerField()
+    onHold = serializers.IntegerField()
+    scale = serializers.IntegerField()
+
+
 class AccountOut(TimestampsOut):
     id = serializers.UUIDField()
     organizationId = serializers.UUIDField(source="organization_id")
@@ -284,6 +291,13 @@ class AccountOut(TimestampsOut):
     )
     status = AccountStatusField()
     metadata = MetadataField()
+    rolledUpBalances = AssetTotalOut(
+        source="rolled_up_balances",
+        many=True,
+        required=False,
+        help_text="In a list asked with rolledUp=true only: the account's balance plus all its "
+        "descendants', per asset.",
+    )
 
     @extend_schema_field(OverdraftLimitOut(allow_null=True))
     def get_overdraftLimit(self, account: Any) -> dict[str, int] | None:
@@ -311,6 +325,13 @@ class AccountEditableIn(InputSerializer):
     status = AccountStatusField(required=False)
     metadata = MetadataField(required=False)
     overdraftLimit = OverdraftLimitIn(source="overdraft_limit", required=False)
+    parentAccountId = serializers.UUIDField(
+        source="parent_account_id",
+        required=False,
+        allow_null=True,
+        help_text="The account above this one in the ledger's account tree (docs/ACCOUNT-TREES.md)"
+        "; null for none. Changing it moves the account with everything under it.",
+    )
 
 
 class AccountCreateIn(AccountEditableIn):
@@ -321,17 +342,23 @@ class AccountCreateIn(AccountEditableIn):
     assetCode = serializers.CharField(max_length=100, source="asset_code", trim_whitespace=False)
     alias = pattern_field(ALIAS_PATTERN, max_length=101, required=False)
     type = serializers.CharField(max_length=100, required=False, trim_whitespace=False)
-    parentAccountId = serializers.UUIDField(
-        source="parent_account_id", required=False, allow_null=True
-    )
 
 
 class AccountUpdateIn(AccountEditableIn):
     """``alias`` follows the create rules (format here; 409 0020 and 422 0074 in
     ``account_update``)."""
 
-    unmodifiable = TIMESTAMPS | LEDGER_IDS | {"balance", "assetCode", "type", "parentAccountId"}
+    unmodifiable = TIMESTAMPS | LEDGER_IDS | {"balance", "assetCode", "type"}
     alias = pattern_field(ALIAS_PATTERN, max_length=101, required=False)
+
+
+class RolledUpBalanceOut(serializers.Serializer):
+    """An account's balance plus all its descendants' in the account tree, per asset."""
+
+    accountId = serializers.UUIDField()
+    alias = serializers.CharField()
+    at = serializers.CharField(help_text="The balances effective at this time.")
+    balances = AssetTotalOut(many=True, help_text="One per asset held in the subtree, by code.")
 
 
 class LedgerBalanceOut(serializers.Serializer):

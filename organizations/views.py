@@ -20,7 +20,7 @@ from ledgerproject.api.schema import (
     text_parameter,
 )
 from ledgerproject.api.views import CollectionView, ItemView, ScopedAPIView
-from organizations import contents, filters, selectors, services
+from organizations import contents, filters, rollups, selectors, services
 from organizations import serializers as s
 from organizations.models import Account, Ledger, Organization, Portfolio, Product
 from organizations.selectors import organizations_visible
@@ -157,6 +157,12 @@ class AccountCollection(CollectionView):
 
     def perform_create(self, data: dict[str, Any]) -> Account:
         return contents.account_create(ledger=self.ledger, **data)
+
+    def annotate_page(self, rows: list[Any]) -> None:
+        if self.request.query_params.get("rolledUp") == "true":
+            totals = rollups.rolled_up_now(self.ledger, [row.pk for row in rows])
+            for row in rows:
+                row.rolled_up_balances = rollups.as_list(totals.get(row.pk, {}))
 
 
 class AccountItem(ItemView):

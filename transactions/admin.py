@@ -30,7 +30,7 @@ from ledgerproject.metadata import filter_by_metadata
 from organizations.admin import LedgerAdmin, admin_link, admin_url, links, scope_filter
 from organizations.models import Ledger
 from templates_dsl.models import TransactionTemplate
-from transactions import admin_reports, admin_scheduled, admin_views, states
+from transactions import admin_reports, admin_scheduled, admin_trees, admin_views, states
 from transactions.admin_records import OperationInline, ReadOnlyAdmin, full_id
 from transactions.models import Operation, Transaction
 
@@ -244,6 +244,11 @@ class LedgerBackOfficeAdmin(LedgerAdmin):
                 "<path:object_id>/reports/",
                 view(admin_reports.ledger_reports),
                 name="{}_{}_reports".format(*info),
+            ),
+            path(
+                "<path:object_id>/chart-of-accounts/",
+                view(admin_trees.chart_of_accounts),
+                name="{}_{}_chart_of_accounts".format(*info),
             ),
             *super().get_urls(),
         ]

@@ -26,6 +26,7 @@ urlpatterns = [
     path(f"{ACCOUNT}/transactions", views.AccountTransactions.as_view()),
     path(f"{ACCOUNT}/operations", views.AccountOperations.as_view()),
     path(f"{ACCOUNT}/balance", views.AccountBalanceAt.as_view()),
+    path(f"{ACCOUNT}/rolled-up-balance", views.AccountRolledUpBalance.as_view()),
     path(f"{LEDGER}/charts", views.ChartView.as_view()),
     path(f"{LEDGER}/trial-balance", views.TrialBalance.as_view()),
     path(f"{LEDGER}/period-report", views.PeriodReport.as_view()),

@@ -27,7 +27,9 @@ from ledgerproject.errors import ErrorCode, LedgerError, invalid_parameter
 from ledgerproject.formats import digits_to_int, parse_timestamp, render_timestamp
 from organizations import periods
 from organizations.models import Account
+from organizations.rollups import as_list
 from organizations.selectors import parse_id
+from organizations.serializers import RolledUpBalanceOut
 from templates_dsl.inline import template_from_json, template_from_text
 from templates_dsl.serializers import checked_text, media_type, uploaded_text
 from transactions import (
@@ -36,6 +38,7 @@ from transactions import (
     idempotency,
     inline_schema,
     reports,
+    rollups,
     scheduling,
     selectors,
     states,
@@ -435,6 +438,30 @@ class AccountBalanceAt(AccountScopedView):
                 "at": render_timestamp(at),
                 "asOf": render_timestamp(as_of),
                 **balance,
+            }
+        )
+
+
+class AccountRolledUpBalance(AccountScopedView):
+    @extend_schema(
+        parameters=[
+            date_parameter("at", "The balances effective at this date or time; default now.")
+        ],
+        responses={200: RolledUpBalanceOut, **ERRORS},
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        refuse_unknown_parameters(request, ("at",))
+        account = self.account()
+        now = timezone.now()
+        raw = request.query_params.get("at")
+        at = parse_timestamp(raw, field="at", end_of_day=True) if raw else now
+        totals = rollups.rolled_up(self.ledger, [account.pk], at=at, now=now)[account.pk]
+        return Response(
+            {
+                "accountId": str(account.pk),
+                "alias": account.alias,
+                "at": render_timestamp(at),
+                "balances": as_list(totals),
             }
         )
 

@@ -105,10 +105,12 @@ def refuse_nul_characters(request: Request) -> None:
 DATE_PARAMETERS = frozenset(
     {"at", "asOf", "beginDate", "endDate", "effectiveFrom", "effectiveTo", "from", "to"}
 )
-ID_PARAMETERS = frozenset({"ledgerId", "parentTransactionId", "portfolioId", "productId"})
+ID_PARAMETERS = frozenset(
+    {"ledgerId", "parentAccountId", "parentTransactionId", "portfolioId", "productId"}
+)
 # Switches (``?dryRun=true``): true or false, nothing else, so that a misspelt dryRun never
 # posts for real. And parameters with a value from a fixed set or a number: never empty.
-FLAG_PARAMETERS = frozenset({"dryRun", "deleted", "nonZero"})
+FLAG_PARAMETERS = frozenset({"dryRun", "deleted", "nonZero", "rolledUp"})
 NOT_EMPTY_PARAMETERS = frozenset({"limit", "sort_order", "order"})
 
 

@@ -183,7 +183,9 @@ OPERATIONS: dict[str, Operation] = {
         "List accounts",
         "The ledger's accounts, each with its balance (`available`, `onHold`, `scale`). "
         "Filters: `alias`, `assetCode`, `type`, `productId`, `portfolioId`, `entityId`, "
-        f"`status`. {LISTED}",
+        "`status`, `parentAccountId` (the accounts right under that one in the account tree). "
+        "`rolledUp=true` adds `rolledUpBalances` to each: its balance plus all its "
+        f"descendants', per asset. {LISTED}",
     ),
     f"{LEDGER}_accounts_create": Operation(
         "Create an account",
@@ -191,8 +193,10 @@ OPERATIONS: dict[str, Operation] = {
         "none). `alias` (`@` and up to 100 of letters, digits, `_-/.`) is how postings name it, "
         "unique in the ledger (409 0020), `@<id>` when left out; `@external/...` aliases and the "
         "type `external` are refused (422 0074). `productId` and `portfolioId` name active "
-        "resources of the ledger (422 0036, 0035). `overdraftLimit` lets the balance go that "
-        f"far below zero. The account starts at zero. {CREATED.format(noun='account')}",
+        "resources of the ledger (422 0036, 0035). `parentAccountId` places it under an active "
+        "account of the ledger in its account tree, at most 10 levels deep (else 422 0008). "
+        "`overdraftLimit` lets the balance go that far below zero. The account starts at zero. "
+        f"{CREATED.format(noun='account')}",
         json_examples(
             customer_account={
                 "assetCode": "BRL",
@@ -219,7 +223,9 @@ OPERATIONS: dict[str, Operation] = {
         "`allowSending`/`allowReceiving`, overdraft limit (lowering it below the current "
         "overdraft is 422 0008) or metadata. The status decides what the account may do in a "
         "posting: `FROZEN`, `BLOCKED`, `002` and `INACTIVE` neither send nor receive, `003` "
-        "only receives. External accounts cannot be changed (422 0074). "
+        "only receives. A new `parentAccountId` moves the account, with everything under it, in "
+        "the account tree (null: to the top); never under itself, nor deeper than 10 levels "
+        "(422 0008). External accounts cannot be changed (422 0074). "
         f"{PATCHED.format(noun='account')}",
         json_examples(
             freeze={"status": {"code": "FROZEN", "description": "Under investigation"}},
@@ -228,7 +234,8 @@ OPERATIONS: dict[str, Operation] = {
     ),
     f"{LEDGER}_accounts_destroy": Operation(
         "Delete an account",
-        "Only at a zero balance (422 0012); external accounts cannot be deleted (422 0074). "
+        "Only at a zero balance (422 0012) and with no active account under it in the account "
+        "tree (422 0008); external accounts cannot be deleted (422 0074). "
         f"{SOFT_DELETE.format(noun='account')}",
     ),
     "accounts_by_alias": Operation(
@@ -254,6 +261,13 @@ OPERATIONS: dict[str, Operation] = {
         "timestamps, else 400 0077; a date is the end of that day, UTC; both now when left "
         "out), at the scale the last operation it counts left. Before the account's first "
         "operation it is zero. 404 0007 for an unknown account.",
+    ),
+    f"{LEDGER}_accounts_rolled_up_balance_retrieve": Operation(
+        "Get an account's rolled-up balance",
+        "The account's balance plus those of every account under it in the account tree, one "
+        "entry per asset (by code), each at the largest scale among them, exactly. Effective at "
+        "`at` (a date or timestamp, else 400 0077; a date is the end of that day, UTC; now when "
+        "left out), as the ledger knows it now. 404 0007 for an unknown account.",
     ),
     f"{LEDGER}_accounts_operations_list": Operation(
         "List an account's operations",

@@ -240,8 +240,12 @@ class CollectionView(ResourceView):
         page = KeysetPage(request, known=known_filters(self.filterset_class))
         queryset = run_filterset(self.filterset_class, self.get_queryset(), request)
         rows = page.slice(queryset)
+        self.annotate_page(rows)
         many = self.output_serializer(rows, many=True, context={"request": request})
         return page.response(many.data)
+
+    def annotate_page(self, rows: list[Any]) -> None:
+        """What a list adds to the rows of a page, read for the page at once (a hook)."""
 
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         data = self.input(self.create_serializer)

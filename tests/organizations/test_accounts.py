@@ -181,16 +181,23 @@ def test_it_checks_product_and_portfolio(api, ledger_url, other_ledger_url, usd)
     assert_error(api.post(url, {"assetCode": "USD", "portfolioId": portfolio["id"]}), 422, "0035")
 
 
-def test_it_checks_the_parent_account(api, ledger_url, other_ledger_url, usd, eur):
+def test_it_checks_the_parent_account(api, ledger_url, other_ledger_url, usd, eur, external):
     url = f"{ledger_url}/accounts"
-    euro = account(api, ledger_url, assetCode="EUR")
     instrument(api, other_ledger_url, "USD")
     foreign = account(api, other_ledger_url)
     gone = account(api, ledger_url)
     assert api.delete(f"{url}/{gone['id']}").status_code == 204
-    for parent_id in (MISSING, euro["id"], foreign["id"], gone["id"]):
+    for parent_id in (MISSING, foreign["id"], gone["id"], external["id"]):
         body = {"assetCode": "USD", "parentAccountId": parent_id}
-        assert_error(api.post(url, body), 422, "0008")
+        error = assert_error(api.post(url, body), 422, "0008")
+        assert error["fields"] == {"parentAccountId": "not an active account of this ledger"}
+
+
+def test_a_parent_may_hold_another_asset(api, ledger_url, usd, eur):
+    """A tree groups accounts, whatever they hold: its rolled-up balance is per asset."""
+    euro = account(api, ledger_url, assetCode="EUR")
+    child = account(api, ledger_url, assetCode="USD", parentAccountId=euro["id"])
+    assert child["parentAccountId"] == euro["id"]
 
 
 def test_it_updates_the_editable_fields(api, ledger_url, usd):
@@ -236,8 +243,9 @@ def test_it_refuses_patches_to_missing_products_and_portfolios(api, ledger_url, 
 
 @pytest.mark.parametrize(
     "field",
-    # alias is editable (tests/organizations/test_account_patch.py)
-    ["assetCode", "type", "parentAccountId", "balance", "id", "ledgerId", "createdAt"],
+    # alias (tests/organizations/test_account_patch.py) and parentAccountId
+    # (tests/transactions/test_account_trees.py) are editable
+    ["assetCode", "type", "balance", "id", "ledgerId", "createdAt"],
 )
 def test_it_refuses_to_update_fixed_fields(api, ledger_url, usd, field):
     url = f"{ledger_url}/accounts/{account(api, ledger_url)['id']}"

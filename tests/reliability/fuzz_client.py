@@ -294,7 +294,7 @@ def know(case: Any, label: str, real: dict[str, Any], caller: Caller) -> None:
     if label in {"POST /accounts", "PATCH /accounts/{id}"}:
         if label == "POST /accounts":
             body["assetCode"] = "BRL"
-            body.pop("parentAccountId", None)
+        body.pop("parentAccountId", None)
         if "alias" in body:
             body["alias"] = f"@fz{next(_serial)}"
         for field, resource in (("portfolioId", "portfolio"), ("productId", "product")):

@@ -358,6 +358,11 @@ COMPOSED = {
     ("ledgerproject/migration_ops.py", "sql"),
     # The health check's execute wrapper passes on the statement Django hands it, unchanged.
     ("ledgerproject/health.py", "sql"),
+    # A module constant and one of the three lock strengths, module constants too.
+    ("organizations/locking.py", "LEDGER_LOCK + strength"),
+    # The tree walk (a constant, with a placeholder per root and the depth bound) and a module
+    # constant of organizations.rollups or transactions.rollups.
+    ("organizations/rollups.py", "tree + select"),
 }
 
 

@@ -6,7 +6,8 @@ not, scales 0 to 4 and 18), posts from them with consistent and inconsistent var
 64 bits, some past the 38 digits a balance holds), holds, commits, reverts, cancels, blocks
 accounts, retries with idempotency keys, backdates postings, closes and reopens periods, reads
 balances effective at past days, schedules postings (and cancels them) that the scheduler posts
-when they come due, and lets holds commit themselves. A plain in-memory model (exact fractions,
+when they come due, lets holds commit themselves, and moves accounts about the account tree,
+reading rolled-up balances. A plain in-memory model (exact fractions,
 no Django) predicts each answer: the status, the refusal code, the transaction states and every
 balance. After every step the ledger is compared with the model and ``check_ledger``'s checks
 run: per-asset sums are zero, statements replay to balances, no balance outside the external
@@ -116,6 +117,7 @@ class ModelAccount:
     allow_receiving: bool = True
     blocked: bool = False
     limit: Fraction = Fraction(0)  # how far below zero available may go
+    parent: str | None = None  # in the account tree
 
 
 @dataclass
@@ -392,6 +394,53 @@ class PostingMachine(RuleBasedStateMachine):
         else:
             alias = data.draw(st.sampled_from(ALIASES))
             self.change_flags(alias, data.draw(st.sampled_from(FLAG_CHANGES)))
+
+    def ancestors(self, alias: str | None) -> list[str]:
+        chain = []
+        while alias is not None:
+            chain.append(alias)
+            alias = self.model.accounts[alias].parent
+        return chain
+
+    @rule(data=st.data())
+    def move_an_account(self, data: st.DataObject) -> None:
+        """Place an account under another (any asset) or at the top of the tree; the model
+        refuses what would make it its own descendant."""
+        inside = sorted(a for a, m in self.model.accounts.items() if not m.external)
+        alias = data.draw(st.sampled_from(inside))
+        parent = data.draw(st.sampled_from([None, *inside]))
+        ids = {a: self.account_id(a) for a in (alias, parent) if a}
+        body = {"parentAccountId": ids.get(parent)}
+        response = self.api.patch(f"{self.url}/accounts/{ids[alias]}", body)
+        if alias in self.ancestors(parent):
+            tally("move refused: cycle")
+            self.expect(response, 422, "0008")
+            return
+        tally("account moved")
+        assert self.expect(response, 200)["parentAccountId"] == body["parentAccountId"]
+        self.model.accounts[alias].parent = parent
+
+    @rule(data=st.data())
+    def read_a_rolled_up_balance(self, data: st.DataObject) -> None:
+        """An account's rolled-up balance is the sum of its subtree's, per asset, at the largest
+        scale among them."""
+        parents = sorted({m.parent for m in self.model.accounts.values() if m.parent})
+        alias = data.draw(st.sampled_from(parents or sorted(self.model.accounts)))
+        under = [a for a in self.model.accounts if alias in self.ancestors(a)]
+        expected = []
+        for asset in sorted({self.model.accounts[a].asset for a in under}):
+            mine = [self.model.accounts[a] for a in under if self.model.accounts[a].asset == asset]
+            scale = max(m.scale for m in mine)
+            available, on_hold = sum(m.available for m in mine), sum(m.on_hold for m in mine)
+            values = {"available": available * 10**scale, "onHold": on_hold * 10**scale}
+            expected.append({"assetCode": asset, **{k: int(v) for k, v in values.items()}})
+            expected[-1]["scale"] = scale
+        url = f"{self.url}/accounts/{self.account_id(alias)}/rolled-up-balance"
+        assert self.expect(self.api.get(url), 200)["balances"] == expected
+        tally("rolled-up balances read" + (" of a tree" if len(under) > 1 else ""))
+
+    def account_id(self, alias: str) -> str:
+        return self.expect(self.api.get(f"{self.url}/accounts", {"alias": alias}), 200)[0]["id"]
 
     @initialize(target=shapes, **SHAPE, pending=st.just(True))
     def save_a_pending_template(self, **shape: Any) -> Shape:
@@ -870,3 +919,5 @@ def test_the_posting_service_agrees_with_its_model(db):
         ),
     )
     print("model-based figures:", dict(sorted(FIGURES.items())))
+    # The account tree was exercised: accounts moved, and a rolled-up balance read of a tree.
+    assert FIGURES["account moved"] and FIGURES["rolled-up balances read of a tree"], FIGURES

@@ -1,0 +1,104 @@
+"""The account tree: an account may name a parent account of its ledger, making a chart of
+accounts whose rolled-up balances ``transactions.rollups`` reads (docs/ACCOUNT-TREES.md).
+
+Its rules live here, and only here: a parent is an active account of the same ledger, not an
+external one; no account is its own ancestor; no branch is deeper than ``MAX_DEPTH``. Every
+change of the tree's shape (a new child, a move, the delete of an account) checks them on the
+ledger's row lock for tree changes (``ledger_write(..., tree=True)``), so two changes of one
+ledger's tree run one after the other and each sees the tree the other left: two moves racing
+cannot make a cycle, and no child is added under an account being deleted. Postings do not
+take that lock and are not held up by it."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from ledgerproject.errors import ErrorCode, LedgerError
+from organizations.models import Account
+
+# Levels from a root (depth 1) down: deep enough for any chart of accounts, and a bound on the
+# walks that read a tree.
+MAX_DEPTH = 10
+
+
+def _refuse(description: str, reason: str) -> LedgerError:
+    return LedgerError(
+        ErrorCode.ACTION_NOT_PERMITTED, description, fields={"parentAccountId": reason}
+    )
+
+
+def _tree(account: Account) -> Any:
+    return Account.objects.filter(
+        organization_id=account.organization_id, ledger_id=account.ledger_id
+    )
+
+
+def _ancestors(account: Account, start: uuid.UUID) -> list[uuid.UUID]:
+    """``start`` and the accounts above it, up to its root: one query per level."""
+    chain, current = [start], start
+    while len(chain) <= MAX_DEPTH:
+        above = _tree(account).filter(pk=current).values_list("parent_account_id", flat=True)
+        current = above.first()
+        if current is None:
+            break
+        chain.append(current)
+    return chain
+
+
+def _height(account: Account) -> int:
+    """Levels of the subtree under ``account``, itself included (a leaf is 1): one query per
+    level."""
+    height, level = 1, [account.pk]
+    while height <= MAX_DEPTH:
+        level = list(
+            _tree(account).filter(parent_account_id__in=level).values_list("pk", flat=True)
+        )
+        if not level:
+            break
+        height += 1
+    return height
+
+
+def current_parent(account: Account) -> uuid.UUID | None:
+    """The account's parent as committed (read under the tree lock, it stays so)."""
+    return _tree(account).filter(pk=account.pk).values_list("parent_account_id", flat=True)[0]
+
+
+def parent_for(account: Account, parent_id: uuid.UUID | None, *, moving: bool) -> Account | None:
+    """The parent ``account`` may take (new, or ``moving`` with its subtree), checked against
+    the tree as it is: inside ``ledger_write(..., tree=True)``. 422 0008 with
+    ``parentAccountId`` otherwise."""
+    if parent_id is None:
+        return None
+    parent = _tree(account).filter(pk=parent_id, deleted_at__isnull=True).first()
+    if parent is None or parent.is_external:
+        raise _refuse(
+            "parentAccountId must name an active account of this ledger, not an external one.",
+            "not an active account of this ledger",
+        )
+    ancestors = _ancestors(account, parent.pk)
+    if account.pk in ancestors:
+        raise _refuse("An account cannot become a descendant of itself.", "would make a cycle")
+    height = _height(account) if moving else 1  # a new account has no children yet
+    if len(ancestors) + height > MAX_DEPTH:
+        raise _refuse(
+            f"The account tree would be deeper than {MAX_DEPTH} levels.",
+            f"deeper than {MAX_DEPTH} levels",
+        )
+    return parent
+
+
+def check_no_children(account: Account) -> None:
+    """An account with active children is not deleted: they would hang from nothing."""
+    children: Any = Account.objects.filter(
+        organization_id=account.organization_id,
+        ledger_id=account.ledger_id,
+        parent_account_id=account.pk,
+        deleted_at__isnull=True,
+    )
+    if children.exists():
+        raise LedgerError(
+            ErrorCode.ACTION_NOT_PERMITTED,
+            "The account has active child accounts; move or delete them first.",
+        )

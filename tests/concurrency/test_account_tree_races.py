@@ -1,0 +1,110 @@
+"""Changes of the account tree racing each other on PostgreSQL: two crossing moves (X under Y,
+Y under X) never both succeed, a child is never created under an account being deleted, and an
+update that saves the whole row never undoes a move. Every change of the tree's shape takes
+the ledger's row FOR NO KEY UPDATE (organizations/account_tree.py); postings, which take it
+FOR KEY SHARE, go on meanwhile."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from organizations.account_tree import MAX_DEPTH
+from organizations.models import Account
+from tests.concurrency.conftest import run_threads
+from tests.conftest import Api
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(
+        connection.vendor != "postgresql",
+        reason="needs PostgreSQL: row locks and concurrent connections",
+    ),
+]
+
+ROUNDS = 10
+
+
+def _assert_a_forest(ledger_id: str) -> None:
+    """Every account reaches a root within MAX_DEPTH levels: no cycle, no branch too deep."""
+    parents = dict(
+        Account.objects.filter(ledger_id=ledger_id).values_list("pk", "parent_account_id")
+    )
+    for start in parents:
+        seen, current = 0, parents[start]
+        while current is not None:
+            seen += 1
+            assert seen < MAX_DEPTH, f"{start} is in a cycle or too deep"
+            current = parents[current]
+
+
+def _url(book, alias: str) -> str:
+    return f"{book.url}/accounts/{book.accounts[alias]['id']}"
+
+
+def test_crossing_moves_never_make_a_cycle(book):
+    for round_ in range(ROUNDS):
+        x, y = book.account(f"@x{round_}"), book.account(f"@y{round_}")
+        pairs = [(f"@x{round_}", y["id"]), (f"@y{round_}", x["id"])]
+
+        def work(index, barrier, pairs=pairs):
+            alias, parent = pairs[index]
+            barrier.wait()
+            return Api(book.api.token).patch(_url(book, alias), {"parentAccountId": parent})
+
+        answers = sorted(response.status_code for response in run_threads(2, work))
+        assert answers == [200, 422], answers
+        _assert_a_forest(book.accounts["@alice"]["ledgerId"])
+
+
+def test_a_child_is_never_created_under_an_account_being_deleted(book):
+    created_under_deleted = 0
+    for round_ in range(ROUNDS):
+        parent = book.account(f"@parent{round_}")
+
+        def work(index, barrier, parent=parent, round_=round_):
+            api = Api(book.api.token)
+            barrier.wait()
+            if index == 0:
+                return api.delete(f"{book.url}/accounts/{parent['id']}")
+            return api.post(
+                f"{book.url}/accounts",
+                {"assetCode": "BRL", "alias": f"@child{round_}", "parentAccountId": parent["id"]},
+            )
+
+        deleted, created = run_threads(2, work)
+        assert sorted([deleted.status_code, created.status_code]) in ([201, 422], [204, 422])
+        if created.status_code == 201:
+            assert deleted.status_code == 422  # the parent has a child now
+        created_under_deleted += Account.objects.filter(
+            parent_account_id=parent["id"], parent_account__deleted_at__isnull=False,
+            deleted_at__isnull=True,
+        ).count()  # fmt: skip
+    assert created_under_deleted == 0
+
+
+def test_moves_and_postings_run_together(book):
+    """Moves and postings run together: each side finishes, the books balance, the tree is a
+    forest."""
+    book.fund("@alice", 10_000)
+    book.account("@group")
+    book.account("@other")
+
+    def work(index, barrier):
+        api = Api(book.api.token)
+        barrier.wait()
+        answers = []
+        for step in range(10):
+            if index == 0:
+                parent = book.accounts["@group" if step % 2 else "@other"]["id"]
+                answers.append(api.patch(_url(book, "@alice"), {"parentAccountId": parent}))
+            else:
+                variables = {"amount": 1, "fee": 0, "source": "@alice", "destination": "@bob"}
+                body = {"transactionTypeCode": "PAYMENT_WITH_FEE", "variables": variables}
+                answers.append(api.post(f"{book.url}/transactions", body))
+        return [response.status_code for response in answers]
+
+    moves, postings = run_threads(2, work)
+    assert moves == [200] * 10 and postings == [201] * 10
+    _assert_a_forest(book.accounts["@alice"]["ledgerId"])
+    assert book.available("@bob") == 10
