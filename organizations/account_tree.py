@@ -1,13 +1,15 @@
 """The account tree: an account may name a parent account of its ledger, making a chart of
-accounts whose rolled-up balances ``transactions.rollups`` reads (docs/ACCOUNT-TREES.md).
+accounts whose rolled-up balances ``organizations.rollups`` reads now and
+``transactions.rollups`` at a past time (docs/ACCOUNT-TREES.md).
 
 Its rules live here, and only here: a parent is an active account of the same ledger, not an
 external one; no account is its own ancestor; no branch is deeper than ``MAX_DEPTH``. Every
 change of the tree's shape (a new child, a move, the delete of an account) checks them on the
-ledger's row lock for tree changes (``ledger_write(..., tree=True)``), so two changes of one
+ledger's row lock for tree changes (``ledger_write(..., account_tree=True)``), so two changes of one
 ledger's tree run one after the other and each sees the tree the other left: two moves racing
-cannot make a cycle, and no child is added under an account being deleted. Postings do not
-take that lock and are not held up by it."""
+cannot make a cycle, and no child is added under an account being deleted. An update that is
+not a move changes the account's row as it is under its own lock (``contents.account_update``),
+never its parent. Postings do not take the tree lock and are not held up by it."""
 
 from __future__ import annotations
 
@@ -60,14 +62,9 @@ def _height(account: Account) -> int:
     return height
 
 
-def current_parent(account: Account) -> uuid.UUID | None:
-    """The account's parent as committed (read under the tree lock, it stays so)."""
-    return _tree(account).filter(pk=account.pk).values_list("parent_account_id", flat=True)[0]
-
-
 def parent_for(account: Account, parent_id: uuid.UUID | None, *, moving: bool) -> Account | None:
     """The parent ``account`` may take (new, or ``moving`` with its subtree), checked against
-    the tree as it is: inside ``ledger_write(..., tree=True)``. 422 0008 with
+    the tree as it is: inside ``ledger_write(..., account_tree=True)``. 422 0008 with
     ``parentAccountId`` otherwise."""
     if parent_id is None:
         return None
@@ -91,14 +88,43 @@ def parent_for(account: Account, parent_id: uuid.UUID | None, *, moving: bool) -
 
 def check_no_children(account: Account) -> None:
     """An account with active children is not deleted: they would hang from nothing."""
-    children: Any = Account.objects.filter(
-        organization_id=account.organization_id,
-        ledger_id=account.ledger_id,
-        parent_account_id=account.pk,
-        deleted_at__isnull=True,
-    )
-    if children.exists():
+    if _tree(account).filter(parent_account_id=account.pk, deleted_at__isnull=True).exists():
         raise LedgerError(
             ErrorCode.ACTION_NOT_PERMITTED,
             "The account has active child accounts; move or delete them first.",
         )
+
+
+def tree_problems(organization_id: uuid.UUID, ledger_id: uuid.UUID) -> list[str]:
+    """What in the ledger's account tree breaks the rules above (``check_ledger``): trees made
+    before the rules existed may hold an external parent or a branch too deep, and the
+    database, not only this module, can be written to."""
+    rows = {
+        row["pk"]: row
+        for row in Account.objects.filter(organization_id=organization_id).values(
+            "pk", "alias", "ledger_id", "parent_account_id", "type", "deleted_at"
+        )
+    }
+    problems = []
+    for row in rows.values():
+        if row["ledger_id"] != ledger_id or row["parent_account_id"] is None:
+            continue
+        parent = rows.get(row["parent_account_id"])
+        name = f"account {row['alias']} ({row['pk']})"
+        if parent is None or parent["ledger_id"] != ledger_id:
+            problems.append(f"{name}: its parent is not an account of this ledger")
+            continue
+        if parent["type"] == Account.EXTERNAL:
+            problems.append(f"{name}: its parent is an external account")
+        if parent["deleted_at"] is not None and row["deleted_at"] is None:
+            problems.append(f"{name}: its parent {parent['alias']} is deleted")
+        depth = 1
+        above: uuid.UUID | None = row["parent_account_id"]
+        while above is not None and depth <= len(rows):
+            depth += 1
+            above = rows[above]["parent_account_id"] if above in rows else None
+        if depth > len(rows):
+            problems.append(f"{name}: it is its own ancestor")
+        elif depth > MAX_DEPTH:
+            problems.append(f"{name}: {depth} levels deep, more than {MAX_DEPTH}")
+    return problems

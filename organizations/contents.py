@@ -316,7 +316,7 @@ def account_create(
     same_alias = Account.objects.filter(
         organization_id=ledger.organization_id, ledger_id=ledger.pk, alias=account.alias
     )
-    with ledger_write(ledger, tree=parent_account_id is not None):
+    with ledger_write(ledger, account_tree=parent_account_id is not None):
         account_tree.parent_for(account, parent_account_id, moving=False)
         _lock_asset_active(ledger, asset_code)
         with unique_among_active(same_alias, _alias_conflict(account.alias)):
@@ -343,32 +343,40 @@ def account_update(*, account: Account, data: dict[str, Any]) -> Account:
     same_alias = Account.objects.filter(
         organization_id=account.organization_id, ledger_id=account.ledger_id, alias=alias
     )
-    # Every update saves the whole row, its parent included: under the tree lock, from the
-    # parent as it is now, so that an update never undoes a move that committed since the
-    # account was read (and so never makes a cycle out of a tree that changed meanwhile).
-    with ledger_write(account, tree=True):
-        account.parent_account_id = account_tree.current_parent(account)
-        if data.get("parent_account_id", account.parent_account_id) != account.parent_account_id:
-            account_tree.parent_for(account, data["parent_account_id"], moving=True)
-        apply_changes(account, data)
+    # The row is saved whole, so it is read again under its lock and changed as it is now: an
+    # update never undoes a change committed since the account was read (a move above all,
+    # which could otherwise leave a cycle behind). A move also takes the ledger's lock for
+    # changes of the account tree first, and checks the tree's rules under it.
+    moving = "parent_account_id" in data
+    with ledger_write(account, account_tree=moving):
+        current = (
+            Account.objects.select_for_update(no_key=True)
+            .filter(organization_id=account.organization_id, pk=account.pk)
+            .get()
+        )
+        if current.deleted_at is not None:
+            raise LedgerError(ErrorCode.ALREADY_REMOVED, "The account has already been removed.")
+        if moving and data["parent_account_id"] != current.parent_account_id:
+            account_tree.parent_for(current, data["parent_account_id"], moving=True)
+        apply_changes(current, data)
         if "alias" in data:
-            with unique_among_active(same_alias, _alias_conflict(alias), exclude=account.pk):
-                account.save()
+            with unique_among_active(same_alias, _alias_conflict(alias), exclude=current.pk):
+                current.save()
         else:
-            account.save()
+            current.save()
         if limit is not None:
-            account.balance = overdraft_set(
-                account=account, amount=limit.get("amount"), scale=limit.get("scale")
+            current.balance = overdraft_set(
+                account=current, amount=limit.get("amount"), scale=limit.get("scale")
             )
-        events.record(account, events.UPDATED)
-    return account
+        events.record(current, events.UPDATED)
+    return current
 
 
 def account_delete(*, account: Account) -> Account:
     """Refused while the balance holds anything; the balance row is locked while checking."""
     if account.is_external:
         raise _refuse_external("they are removed with their instrument")
-    with ledger_write(account, tree=True):
+    with ledger_write(account, account_tree=True):
         account_tree.check_no_children(account)
         balance = (
             Balance.objects.select_for_update()

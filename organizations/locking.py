@@ -9,7 +9,10 @@ cheap (they are rare) and cannot deadlock. A root that changed while we waited (
 was moved under another) is noticed after the lock, and the change is retried from the start.
 
 A ledger's writes take ``FOR KEY SHARE`` on its row and check it is not deleted; deleting the
-ledger takes ``FOR UPDATE``, so a write and the delete of its ledger never interleave. On SQLite
+ledger (or changing its closed period) takes ``FOR UPDATE``, so a write and the delete of its
+ledger never interleave. A change of the shape of the ledger's account tree (a different thing:
+accounts under accounts, ``organizations.account_tree``) takes ``FOR NO KEY UPDATE``, which
+waits for another such change and for the delete, not for writes. On SQLite
 ``select_for_update`` is a no-op; IMMEDIATE transactions serialize writers there.
 """
 
@@ -71,12 +74,12 @@ def with_tree_lock(
     )
 
 
-# The organization's id comes first in every statement on a tenant table: it is the
-# distribution column on Citus, which routes the statement to the one node holding the rows.
 # The three strengths of a ledger's row lock. A posting takes FOR KEY SHARE, which conflicts
 # only with FOR UPDATE: a change of the account tree (FOR NO KEY UPDATE) waits for another
 # change of the tree and for the ledger's delete, never for a posting.
-SHARED, TREE, EXCLUSIVE = "FOR KEY SHARE", "FOR NO KEY UPDATE", "FOR UPDATE"
+SHARED, ACCOUNT_TREE, EXCLUSIVE = "FOR KEY SHARE", "FOR NO KEY UPDATE", "FOR UPDATE"
+# The organization's id comes first in every statement on a tenant table: it is the
+# distribution column on Citus, which routes the statement to the one node holding the rows.
 LEDGER_LOCK = "SELECT deleted_at FROM organizations_ledger WHERE organization_id = %s AND id = %s "
 
 
@@ -111,12 +114,16 @@ def ledger_deleted() -> LedgerError:
     return LedgerError(ErrorCode.ACTION_NOT_PERMITTED, "The ledger has been deleted.")
 
 
+def _hold_ledger(owner: Any, strength: str) -> None:
+    if not _lock_ledger(owner, strength):
+        raise ledger_deleted()
+
+
 def lock_ledger_active(owner: Any) -> None:
     """Inside a write into the ledger (``owner``: the ledger, or a resource held in it): hold it
     against its delete (``FOR KEY SHARE``, which concurrent writes share), or refuse with
     422 0008 when it is deleted."""
-    if not _lock_ledger(owner, SHARED):
-        raise ledger_deleted()
+    _hold_ledger(owner, SHARED)
 
 
 def lock_ledger_against_writes(ledger: Ledger) -> bool:
@@ -126,13 +133,15 @@ def lock_ledger_against_writes(ledger: Ledger) -> bool:
 
 
 @contextlib.contextmanager
-def ledger_write(owner: Any, *, exclusive: bool = False, tree: bool = False) -> Iterator[None]:
+def ledger_write(
+    owner: Any, *, exclusive: bool = False, account_tree: bool = False
+) -> Iterator[None]:
     """The one database transaction of a write into a ledger (create, update or delete of its
     contents, a commit, a revert): the ledger is held against its delete throughout, and a
     deleted ledger takes no write (422 0008). ``exclusive``: held against every other write
-    into it instead (a change of its closed period). ``tree``: held against every other change
-    of its account tree too (``organizations.account_tree``), while postings go on."""
+    into it instead (a change of its closed period). ``account_tree``: held against every
+    other change of the shape of its account tree too (``organizations.account_tree``), while
+    postings go on."""
     with transaction.atomic():
-        if not _lock_ledger(owner, EXCLUSIVE if exclusive else TREE if tree else SHARED):
-            raise ledger_deleted()
+        _hold_ledger(owner, EXCLUSIVE if exclusive else ACCOUNT_TREE if account_tree else SHARED)
         yield

@@ -2,10 +2,11 @@
 plus those of every account under it, per asset, exactly. This module reads them now, from the
 balances; ``transactions.rollups`` effective at a past time, from the operations.
 
-Each read is one walk of the tree in the database (a recursive query from the accounts asked
-about, down ``parent_account_id``, at most ``MAX_DEPTH`` levels) joined to the rows to add; the
+Each read walks the tree in the database (a recursive query from the accounts asked about,
+down ``parent_account_id``) joined to the rows to add: once now, twice at a past time. The
 rows are added up here, in Python integers, at each asset's largest scale: the same code on
-PostgreSQL and on SQLite, exact whatever the size of the sums. A page of a list is one walk."""
+PostgreSQL and on SQLite, exact whatever the size of the sums. A page of a list is one walk
+from all its accounts."""
 
 from __future__ import annotations
 
@@ -18,22 +19,25 @@ from django.db import connection, models
 
 from ledgerproject.amounts import rescale
 from ledgerproject.db import one_snapshot
-from organizations.account_tree import MAX_DEPTH
 from organizations.models import Ledger
 
 # The accounts under each of the roots asked about, the roots included, with the root they
 # were reached from. The organization's id is in every join: the distribution column on Citus,
-# which keeps the whole walk on the node holding the organization.
+# which keeps the whole walk on the node holding the organization. The rules keep a tree to
+# ``account_tree.MAX_DEPTH`` levels; the walk's own bound is only a backstop, far below
+# anything that would cost, and above any tree the rules ever let through.
+WALK_LIMIT = 100
 TREE = """WITH RECURSIVE tree (root, id, depth) AS (
     SELECT a.id, a.id, 1 FROM organizations_account a
     WHERE a.organization_id = %s AND a.ledger_id = %s AND a.id IN ({roots})
     UNION ALL
     SELECT tree.root, a.id, tree.depth + 1 FROM tree
     JOIN organizations_account a
-      ON a.organization_id = %s AND a.parent_account_id = tree.id
-    WHERE tree.depth < {depth}
+      ON a.organization_id = %s AND a.ledger_id = %s AND a.parent_account_id = tree.id
+    WHERE tree.depth < {limit}
 )
 """
+# Parameters: the organization.
 NOW = """SELECT tree.root, b.asset_code, b.scale, b.available, b.on_hold
 FROM tree JOIN organizations_balance b ON b.organization_id = %s AND b.account_id = tree.id"""
 
@@ -55,13 +59,13 @@ def db_time(value: dt.datetime) -> Any:
 def tree_rows(
     ledger: Ledger, roots: list[uuid.UUID], select: str, params: list[Any]
 ) -> Iterator[tuple[Any, ...]]:
-    """The rows of ``select`` (which reads ``tree``, and takes the organization's id first,
-    then ``params``) over the subtrees of ``roots``."""
-    tree = TREE.format(roots=", ".join(["%s"] * len(roots)), depth=MAX_DEPTH)
-    organization = db_id(ledger.organization_id)
-    head = [organization, db_id(ledger.pk), *map(db_id, roots), organization]
+    """The rows of ``select`` (which reads ``tree``, with ``params``) over the subtrees of
+    ``roots``, accounts of ``ledger``."""
+    tree = TREE.format(roots=", ".join(["%s"] * len(roots)), limit=WALK_LIMIT)
+    organization, ledger_id = db_id(ledger.organization_id), db_id(ledger.pk)
+    walk = [organization, ledger_id, *map(db_id, roots), organization, ledger_id]
     with connection.cursor() as cursor:
-        cursor.execute(tree + select, [*head, organization, *params])
+        cursor.execute(tree + select, [*walk, *params])
         yield from cursor
 
 
@@ -89,7 +93,8 @@ def rolled_up_now(ledger: Ledger, account_ids: Iterable[uuid.UUID]) -> Totals:
     if not roots:
         return {}
     with one_snapshot():
-        return totals_of(roots, list(tree_rows(ledger, roots, NOW, [])))
+        rows = tree_rows(ledger, roots, NOW, [db_id(ledger.organization_id)])
+        return totals_of(roots, list(rows))
 
 
 def as_list(totals: dict[str, dict[str, int]]) -> list[dict[str, Any]]:

@@ -15,6 +15,7 @@ from django.db.models import Q, QuerySet
 from journal.verify import check_chain
 from ledgerproject.amounts import format_amount, rescale
 from ledgerproject.db import grouped_sums, one_snapshot
+from organizations.account_tree import tree_problems
 from organizations.models import Balance, Ledger, within_overdraft
 from transactions.against_journal import check_books_match_journal
 from transactions.models import Operation, Transaction
@@ -185,6 +186,10 @@ CHECKS: list[tuple[str, Callable[[Ledger], list[str]]]] = [
     ("statements replay to balances", check_statements_replay),
     ("every transaction's debits equal its credits; states agree", check_transactions_balance),
     ("reversals point at revertible transactions", check_reversals),
+    (
+        "the account tree keeps its rules",
+        lambda ledger: tree_problems(ledger.organization_id, ledger.pk),
+    ),
     (
         "the journal's blocks chain and hold their entries",
         lambda ledger: check_chain(ledger.organization_id, ledger.pk),

@@ -1,16 +1,19 @@
 """Changes of the account tree racing each other on PostgreSQL: two crossing moves (X under Y,
-Y under X) never both succeed, a child is never created under an account being deleted, and an
-update that saves the whole row never undoes a move. Every change of the tree's shape takes
-the ledger's row FOR NO KEY UPDATE (organizations/account_tree.py); postings, which take it
-FOR KEY SHARE, go on meanwhile."""
+Y under X) never both succeed, and a child is never created under an account being deleted.
+Every change of the tree's shape takes the ledger's row FOR NO KEY UPDATE
+(organizations/account_tree.py); postings, which take it FOR KEY SHARE, are not held up by it.
+(An update that is not a move never undoes one: tests/transactions/test_account_trees.py.)"""
 
 from __future__ import annotations
+
+import threading
 
 import pytest
 from django.db import connection
 
 from organizations.account_tree import MAX_DEPTH
-from organizations.models import Account
+from organizations.locking import ledger_write
+from organizations.models import Account, Ledger
 from tests.concurrency.conftest import run_threads
 from tests.conftest import Api
 
@@ -108,3 +111,30 @@ def test_moves_and_postings_run_together(book):
     assert moves == [200] * 10 and postings == [201] * 10
     _assert_a_forest(book.accounts["@alice"]["ledgerId"])
     assert book.available("@bob") == 10
+
+
+def test_a_posting_is_not_held_up_by_a_change_of_the_tree(book):
+    """While a change of the account tree holds its lock, a posting into the same ledger
+    commits without waiting (a lock a posting would wait for times out after 2 s here)."""
+    book.fund("@alice", 100)
+    ledger = Ledger.objects.get()
+    holding, release = threading.Event(), threading.Event()
+
+    def hold(index, barrier):
+        with ledger_write(ledger, account_tree=True):
+            holding.set()
+            assert release.wait(timeout=30)
+
+    holder = threading.Thread(target=run_threads, args=(1, hold))
+    holder.start()
+    try:
+        assert holding.wait(timeout=30)
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '2s'")
+        assert book.pay(10, 0).status_code == 201
+        assert book.available("@bob") == 10
+    finally:
+        release.set()
+        holder.join(timeout=30)
+        with connection.cursor() as cursor:
+            cursor.execute("RESET lock_timeout")

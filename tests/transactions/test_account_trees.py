@@ -19,6 +19,7 @@ from organizations.models import Account, Balance, Ledger
 from tests.admin.helpers import staff_client
 from tests.conftest import assert_error
 from tests.organizations.helpers import other_ledger_url, other_organization  # noqa: F401
+from transactions.integrity import ledger_check
 
 pytestmark = pytest.mark.django_db
 
@@ -183,15 +184,20 @@ def test_a_rolled_up_balance_at_a_past_time_counts_what_was_effective_then(tree)
     assert backdated.status_code == 201, backdated.content
     assert _rolled_up(tree, "@cash", at=render_timestamp(at)) == _brl(1_040)
     assert _rolled_up(tree, "@assets", at=render_timestamp(at)) == _brl(1_040)
-    # Each part agrees with the account's own balance effective then.
-    for alias in ("@alice", "@bob"):
-        own = tree.api.get(
+    # Each part agrees with the account's own balance effective then; @bob had no operation
+    # by then, and so no asset to answer (his own balance answers zero).
+    own = {
+        alias: tree.api.get(
             f"{tree.url}/accounts/{tree.accounts[alias]['id']}/balance",
             {"at": render_timestamp(at)},
         ).json()
-        parts = _rolled_up(tree, alias, at=render_timestamp(at))
-        assert parts == (_brl(own["available"], own["onHold"], own["scale"]) if parts else [])
-        assert parts or own["available"] == 0
+        for alias in ("@alice", "@bob")
+    }
+    assert _rolled_up(tree, "@alice", at=render_timestamp(at)) == _brl(
+        own["@alice"]["available"], own["@alice"]["onHold"], own["@alice"]["scale"]
+    )
+    assert _rolled_up(tree, "@bob", at=render_timestamp(at)) == []
+    assert own["@bob"]["available"] == own["@bob"]["onHold"] == 0
     assert _rolled_up(tree, "@cash", at=render_timestamp(at - dt.timedelta(days=3))) == []
     assert later["createdAt"] >= render_timestamp(at)
     assert _rolled_up(tree, "@cash", at=render_timestamp(_next_whole_second())) == _brl(1_340)
@@ -267,3 +273,76 @@ def test_staff_move_an_account_on_its_admin_page_under_the_same_rules(tree):
     assert cycle.status_code == 200 and "descendant of itself" in cycle.content.decode()
     assets.refresh_from_db()
     assert assets.parent_account_id is None
+
+
+MICRO = """(transaction-template v1 (chart-of-accounts-group-name G) (code MICRO)
+  (send BRL $amount|4 (source (from @alice :amount BRL $amount|4 (chart-of-accounts D))))
+  (distribute (to @bob :amount BRL $amount|4 (chart-of-accounts C))))"""
+
+
+def test_a_past_rolled_up_balance_counts_holds_and_larger_scales_as_each_account_does(tree):
+    """Holds (on hold, then settled or released), an operation at a larger scale than the
+    balance had, backdated ones: each account's part is its own balance effective then, and
+    @cash is their sum."""
+    tree.post_template(MICRO)
+    tree.fund("@alice", 50_000)
+    held = tree.post(
+        {"transactionTypeCode": "PAYMENT_HELD",
+         "variables": {"amount": 1_000, "fee": 10, "source": "@alice", "destination": "@bob"}}
+    )  # fmt: skip
+    assert held.status_code == 201, held.content
+    at = _next_whole_second()
+    assert tree.api.post(f"{tree.url}/transactions/{held.json()['id']}/commit").status_code == 200
+    micro = tree.post(
+        {"transactionTypeCode": "MICRO", "variables": {"amount": 12_345},
+         "effectiveAt": render_timestamp(at - dt.timedelta(hours=1))}
+    )  # fmt: skip
+    assert micro.status_code == 201, micro.content
+    later = _next_whole_second()
+    for when in (at, later):
+        own = {}
+        for alias in ("@alice", "@bob"):
+            url = f"{tree.url}/accounts/{tree.accounts[alias]['id']}/balance"
+            body = tree.api.get(url, {"at": render_timestamp(when)}).json()
+            own[alias] = body
+            assert _rolled_up(tree, alias, at=render_timestamp(when)) == _brl(
+                body["available"], body["onHold"], body["scale"]
+            )
+        scale = max(body["scale"] for body in own.values())
+        total = {
+            key: sum(b[key] * 10 ** (scale - b["scale"]) for b in own.values())
+            for key in ("available", "onHold")
+        }
+        assert _rolled_up(tree, "@cash", at=render_timestamp(when)) == _brl(
+            total["available"], total["onHold"], scale
+        )
+    # Effective at ``at``: the hold (still on hold then) and the backdated micro-payment.
+    assert _rolled_up(tree, "@alice", at=render_timestamp(at)) == _brl(
+        5_000_000 - 101_000 - 12_345, 101_000, 4
+    )
+
+
+def test_check_ledger_names_what_breaks_the_tree_s_rules(tree, books_left_unbalanced):
+    """Written past the service (as a tree made before the rules could be): a branch too deep,
+    an external parent, a cycle."""
+    chain = [tree.accounts["@alice"]["id"]]
+    for level in range(MAX_DEPTH):
+        chain.append(tree.account(f"@deep{level}")["id"])
+        Account.objects.filter(pk=chain[-1]).update(parent_account_id=chain[-2])
+    external = Account.objects.get(alias="@external/BRL")
+    Account.objects.filter(alias="@fees/platform").update(parent_account_id=external.pk)
+    ledger = Ledger.objects.get()
+    problems = {
+        v.split("account ")[1].split(" ")[0]: v.split(": ", 2)[2]
+        for v in ledger_check(ledger).violations
+        if "account @" in v
+    }
+    assert problems == {
+        "@fees/platform": "its parent is an external account",
+        "@deep7": f"11 levels deep, more than {MAX_DEPTH}",
+        "@deep8": f"12 levels deep, more than {MAX_DEPTH}",
+        "@deep9": f"13 levels deep, more than {MAX_DEPTH}",
+    }
+    Account.objects.filter(alias="@assets").update(parent_account_id=tree.accounts["@cash"]["id"])
+    cycle = [v for v in ledger_check(ledger).violations if "its own ancestor" in v]
+    assert {v.split("account ")[1].split(" ")[0] for v in cycle} >= {"@assets", "@cash"}
