@@ -5,11 +5,12 @@ accounts whose rolled-up balances ``organizations.rollups`` reads now and
 Its rules live here, and only here: a parent is an active account of the same ledger, not an
 external one; no account is its own ancestor; no branch is deeper than ``MAX_DEPTH``. Every
 change of the tree's shape (a new child, a move, the delete of an account) checks them on the
-ledger's row lock for tree changes (``ledger_write(..., account_tree=True)``), so two changes of one
-ledger's tree run one after the other and each sees the tree the other left: two moves racing
-cannot make a cycle, and no child is added under an account being deleted. An update that is
-not a move changes the account's row as it is under its own lock (``contents.account_update``),
-never its parent. Postings do not take the tree lock and are not held up by it."""
+ledger's row lock for changes of its account tree (``ledger_write(..., account_tree=True)``),
+so two changes of one ledger's tree run one after the other and each sees the tree the other
+left: two moves racing cannot make a cycle, and no child is added under an account being
+deleted. An update that is not a move changes the account's row as it is under its own lock
+(``contents.account_update``), never its parent. Postings do not take the tree lock and are
+not held up by it."""
 
 from __future__ import annotations
 
@@ -19,8 +20,7 @@ from typing import Any
 from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.models import Account
 
-# Levels from a root (depth 1) down: deep enough for any chart of accounts, and a bound on the
-# walks that read a tree.
+# Levels from a root (depth 1) down: deeper than any chart of accounts needs.
 MAX_DEPTH = 10
 
 
