@@ -22,6 +22,9 @@ from organizations.models import Account
 
 # Levels from a root (depth 1) down: deeper than any chart of accounts needs.
 MAX_DEPTH = 10
+# How far a walk of the tree goes whatever the rows hold: far deeper than the rules allow, so
+# that a tree made before them reads exactly, and finite if the rows were ever made a cycle.
+WALK_LIMIT = 100
 
 
 def _refuse(description: str, reason: str) -> LedgerError:
@@ -120,11 +123,11 @@ def tree_problems(organization_id: uuid.UUID, ledger_id: uuid.UUID) -> list[str]
             problems.append(f"{name}: its parent {parent['alias']} is deleted")
         depth = 1
         above: uuid.UUID | None = row["parent_account_id"]
-        while above is not None and depth <= len(rows):
+        while above is not None and depth <= WALK_LIMIT:
             depth += 1
             above = rows[above]["parent_account_id"] if above in rows else None
-        if depth > len(rows):
-            problems.append(f"{name}: it is its own ancestor")
+        if depth > WALK_LIMIT:
+            problems.append(f"{name}: no root within {WALK_LIMIT} levels above it (a cycle)")
         elif depth > MAX_DEPTH:
             problems.append(f"{name}: {depth} levels deep, more than {MAX_DEPTH}")
     return problems

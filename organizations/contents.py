@@ -377,6 +377,10 @@ def account_delete(*, account: Account) -> Account:
     if account.is_external:
         raise _refuse_external("they are removed with their instrument")
     with ledger_write(account, account_tree=True):
+        # The account's row before its balance's, as an update takes them: never the reverse.
+        Account.objects.select_for_update(no_key=True).filter(
+            organization_id=account.organization_id, pk=account.pk
+        ).exists()
         account_tree.check_no_children(account)
         balance = (
             Balance.objects.select_for_update()

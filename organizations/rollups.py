@@ -19,15 +19,13 @@ from django.db import connection, models
 
 from ledgerproject.amounts import rescale
 from ledgerproject.db import one_snapshot
+from organizations.account_tree import WALK_LIMIT
 from organizations.models import Ledger
 
 # The accounts under each of the roots asked about, the roots included, with the root they
 # were reached from. The organization's id is in every join: the distribution column on Citus,
-# which keeps the whole walk on the node holding the organization. The rules keep a tree to
-# ``account_tree.MAX_DEPTH`` levels (``check_ledger`` names a deeper branch, which a tree made
-# before the rules may have); the walk's own bound, far deeper, keeps a read of such a tree
-# exact and any read finite, whatever the rows hold.
-WALK_LIMIT = 100
+# which keeps the whole walk on the node holding the organization. It stops at ``WALK_LIMIT``
+# levels (``check_ledger`` names a branch deeper than the rules allow, or a cycle).
 TREE = """WITH RECURSIVE tree (root, id, depth) AS (
     SELECT a.id, a.id, 1 FROM organizations_account a
     WHERE a.organization_id = %s AND a.ledger_id = %s AND a.id IN ({roots})

@@ -138,3 +138,24 @@ def test_a_posting_is_not_held_up_by_a_change_of_the_tree(book):
         holder.join(timeout=30)
         with connection.cursor() as cursor:
             cursor.execute("RESET lock_timeout")
+
+
+def test_an_update_and_a_delete_of_one_account_never_deadlock(book):
+    """An update that changes the overdraft limit locks the account's row, then its balance;
+    the delete takes them in that order too (before, it took the balance first: each waited for
+    the other, and PostgreSQL aborted one)."""
+    for round_ in range(ROUNDS * 2):
+        account = book.account(f"@gone{round_}")
+
+        def work(index, barrier, account=account):
+            api = Api(book.api.token)
+            url = f"{book.url}/accounts/{account['id']}"
+            barrier.wait()
+            if index == 0:
+                return api.delete(url)
+            return api.patch(url, {"overdraftLimit": {"amount": 100, "scale": 2}})
+
+        deleted, updated = run_threads(2, work)
+        assert deleted.status_code == 204, deleted.content
+        # Before the delete, or after it: 400 0013, already removed.
+        assert updated.status_code == 200 or updated.json()["code"] == "0013", updated.content

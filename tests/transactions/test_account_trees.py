@@ -344,5 +344,5 @@ def test_check_ledger_names_what_breaks_the_tree_s_rules(tree, books_left_unbala
         "@deep9": f"13 levels deep, more than {MAX_DEPTH}",
     }
     Account.objects.filter(alias="@assets").update(parent_account_id=tree.accounts["@cash"]["id"])
-    cycle = [v for v in ledger_check(ledger).violations if "its own ancestor" in v]
+    cycle = [v for v in ledger_check(ledger).violations if "(a cycle)" in v]
     assert {v.split("account ")[1].split(" ")[0] for v in cycle} >= {"@assets", "@cash"}
