@@ -104,17 +104,17 @@ def tree_problems(organization_id: uuid.UUID, ledger_id: uuid.UUID) -> list[str]
     database, not only this module, can be written to."""
     rows = {
         row["pk"]: row
-        for row in Account.objects.filter(organization_id=organization_id).values(
-            "pk", "alias", "ledger_id", "parent_account_id", "type", "deleted_at"
-        )
+        for row in Account.objects.filter(
+            organization_id=organization_id, ledger_id=ledger_id
+        ).values("pk", "alias", "parent_account_id", "type", "deleted_at")
     }
     problems = []
     for row in rows.values():
-        if row["ledger_id"] != ledger_id or row["parent_account_id"] is None:
+        if row["parent_account_id"] is None:
             continue
         parent = rows.get(row["parent_account_id"])
         name = f"account {row['alias']} ({row['pk']})"
-        if parent is None or parent["ledger_id"] != ledger_id:
+        if parent is None:
             problems.append(f"{name}: its parent is not an account of this ledger")
             continue
         if parent["type"] == Account.EXTERNAL:

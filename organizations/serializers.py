@@ -263,6 +263,10 @@ class AccountStatusField(StatusField):
     ``account_update`` refuse any other, for the admin as for the API)."""
 
 
+ROLLED_UP = "With rolledUp=true: the account's balance plus all its descendants', per asset."
+PARENT = "The account above this one in the account tree (null: none); a change moves its subtree."
+
+
 class AssetTotalOut(serializers.Serializer):
     assetCode = serializers.CharField()
     available = serializers.IntegerField()
@@ -292,11 +296,7 @@ class AccountOut(TimestampsOut):
     status = AccountStatusField()
     metadata = MetadataField()
     rolledUpBalances = AssetTotalOut(
-        source="rolled_up_balances",
-        many=True,
-        required=False,
-        help_text="In a list asked with rolledUp=true only: the account's balance plus all its "
-        "descendants', per asset.",
+        source="rolled_up_balances", many=True, required=False, help_text=ROLLED_UP
     )
 
     @extend_schema_field(OverdraftLimitOut(allow_null=True))
@@ -326,11 +326,7 @@ class AccountEditableIn(InputSerializer):
     metadata = MetadataField(required=False)
     overdraftLimit = OverdraftLimitIn(source="overdraft_limit", required=False)
     parentAccountId = serializers.UUIDField(
-        source="parent_account_id",
-        required=False,
-        allow_null=True,
-        help_text="The account above this one in the ledger's account tree (docs/ACCOUNT-TREES.md)"
-        "; null for none. Changing it moves the account with everything under it.",
+        source="parent_account_id", required=False, allow_null=True, help_text=PARENT
     )
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import time
 
 import pytest
 from django.utils import timezone
@@ -19,6 +18,7 @@ from organizations.models import Account, Balance, Ledger
 from tests.admin.helpers import staff_client
 from tests.conftest import assert_error
 from tests.organizations.helpers import other_ledger_url, other_organization  # noqa: F401
+from tests.transactions.test_effective_dates import _next_whole_second
 from transactions.integrity import ledger_check
 
 pytestmark = pytest.mark.django_db
@@ -40,13 +40,6 @@ def _rolled_up(book, alias: str, **query) -> list[dict]:
     assert body["accountId"] == book.accounts[alias]["id"]
     assert body["alias"] == alias
     return body["balances"]
-
-
-def _next_whole_second() -> dt.datetime:
-    now = timezone.now()
-    second = now.replace(microsecond=0) + dt.timedelta(seconds=1)
-    time.sleep((second - now).total_seconds() + 0.01)
-    return second
 
 
 def _brl(available: int, on_hold: int = 0, scale: int = 2) -> list[dict]:
