@@ -5,7 +5,9 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
-from organizations.models import ACTIVE, LedgerResource
+from ledgerproject.db import new_id
+from ledgerproject.tenancy import TenantForeignKey, TenantRow
+from organizations.models import ACTIVE, Ledger, LedgerResource, Organization
 
 
 class Instrument(LedgerResource):
@@ -55,4 +57,31 @@ class Rate(LedgerResource):
         ]
         indexes = [
             models.Index(fields=["ledger", "created_at", "id"], name="rate_ledger_created_idx"),
+            # A conversion's candidates: the rates of one pair, deleted ones included (a
+            # posting effective in the past may need a rate deleted since).
+            models.Index(fields=["ledger", "base_code", "counter_code"], name="rate_pair_idx"),
         ]
+
+
+class RateValue(TenantRow, models.Model):
+    """A value a rate held from ``valid_from`` until its next value: written with the rate and
+    with every change of its amount or scale, and never changed, so that a posting effective at
+    a past time converts at the value in force then (``instruments.conversion``)."""
+
+    id = models.UUIDField(primary_key=True, default=new_id, editable=False)
+    organization = models.ForeignKey(
+        Organization, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    ledger = TenantForeignKey(Ledger, on_delete=models.PROTECT, related_name="+", db_index=False)
+    rate = TenantForeignKey(Rate, on_delete=models.PROTECT, related_name="values", db_index=False)
+    amount = models.BigIntegerField()
+    scale = models.PositiveSmallIntegerField()
+    valid_from = models.DateTimeField()
+
+    class Meta:
+        ordering = ["valid_from", "id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="rate_value_amount_positive"),
+            models.CheckConstraint(condition=Q(scale__lte=18), name="rate_value_scale_range"),
+        ]
+        indexes = [models.Index(fields=["rate", "valid_from"], name="rate_value_rate_idx")]

@@ -13,6 +13,7 @@ from typing import Any
 from rest_framework import serializers
 
 from instruments import services
+from instruments.conversion import DIRECT, INVERSE, MAX_TOLERANCE_BPS, RateTerms
 from instruments.models import Instrument, Rate
 from ledgerproject.api.fields import MetadataField, StatusField, StrictIntegerField, declared
 from ledgerproject.api.serializers import InputSerializer
@@ -139,3 +140,81 @@ AssetRateUpdateIn = ASSET_RATE.update_input()
 # Events render a rate in its instrument face (``outbox.renderers``).
 renderers.register(Instrument, "instrument", lambda obj: InstrumentOut(obj).data)
 renderers.register(Rate, "rate", lambda obj: InstrumentRateOut(obj).data)
+
+
+# Conversions (``instruments.conversion``): what a posting that converts between assets takes
+# of its rate, and the record a converting transaction and its operations answer with.
+
+
+class ExpectedRateIn(InputSerializer):
+    amount = StrictIntegerField(min_value=1, max_value=BIGINT_MAX)
+    scale = StrictIntegerField(min_value=0, max_value=SCALE_MAX)
+
+
+class RateTermsIn(InputSerializer):
+    """What a posting from a template that converts (``(convert ...)``) asks of its rate."""
+
+    id = serializers.UUIDField(
+        required=False,
+        allow_null=True,
+        help_text="Convert at this rate (either way round) or not at all: refused (0126) "
+        "unless it is a rate of the pair in force when the posting takes effect.",
+    )
+    expected = ExpectedRateIn(
+        required=False,
+        allow_null=True,
+        help_text="The rate the client expects, as units of the delivered asset per unit sent "
+        "(amount at scale); refused (0128) when the stored one differs by more than "
+        "toleranceBps.",
+    )
+    toleranceBps = StrictIntegerField(
+        source="tolerance_bps",
+        min_value=0,
+        max_value=MAX_TOLERANCE_BPS,
+        required=False,
+        help_text="How far the stored rate may be from the expected one, in basis points of the "
+        "expected one (100 is 1 %); 0 by default: exactly the expected rate.",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> RateTerms:
+        expected = attrs.get("expected")
+        if "tolerance_bps" in attrs and expected is None:
+            raise serializers.ValidationError(
+                {"toleranceBps": "only with an expected rate (expected)"}
+            )
+        return RateTerms(
+            rate_id=attrs.get("id"),
+            expected_amount=expected["amount"] if expected else None,
+            expected_scale=expected["scale"] if expected else 0,
+            tolerance_bps=attrs.get("tolerance_bps", 0),
+        )
+
+
+class AppliedRateOut(serializers.Serializer):
+    id = serializers.UUIDField(help_text="The stored rate.")
+    baseAssetCode = serializers.CharField()
+    counterAssetCode = serializers.CharField()
+    amount = serializers.IntegerField(help_text="Its value then: amount at scale.")
+    scale = serializers.IntegerField()
+    # The API's field name; DRF takes declared fields from the class body.
+    source = serializers.CharField()  # type: ignore[assignment]
+    validFrom = serializers.CharField(help_text="Since when the rate held this value.")
+    direction = serializers.ChoiceField(
+        choices=[DIRECT, INVERSE],
+        help_text="DIRECT: base is the asset sent; INVERSE: the rate was stored the other way "
+        "round and applied inverted.",
+    )
+
+
+class ConvertedAmountOut(serializers.Serializer):
+    assetCode = serializers.CharField()
+    amount = serializers.IntegerField()
+    scale = serializers.IntegerField()
+
+
+class ConversionOut(serializers.Serializer):
+    """A transaction that delivered in another asset than it sent: the rate and both amounts."""
+
+    rate = AppliedRateOut()
+    sent = ConvertedAmountOut()
+    delivered = ConvertedAmountOut(help_text="The amount sent, converted, half to even.")

@@ -12,7 +12,7 @@ import pycountry
 from django.db import IntegrityError
 from django.utils import timezone
 
-from instruments.models import Instrument, Rate
+from instruments.models import Instrument, Rate, RateValue
 from instruments.selectors import instrument_codes_missing
 from ledgerproject.db import apply_changes, unique_among_active
 from ledgerproject.errors import ErrorCode, LedgerError
@@ -197,20 +197,36 @@ def rate_create(
             if _pair_taken(rate):
                 raise _pair_conflict(base_code, counter_code, source)
             rate.save(force_insert=True)
+            _record_value(rate)
             events.record(rate, events.CREATED)
     except IntegrityError:
         raise _pair_conflict(base_code, counter_code, source) from None
     return rate
 
 
+def _record_value(rate: Rate) -> None:
+    """The rate's value from now on, kept beside the values it held before (``RateValue``)."""
+    RateValue.objects.create(
+        organization_id=rate.organization_id,
+        ledger_id=rate.ledger_id,
+        rate=rate,
+        amount=rate.amount,
+        scale=rate.scale,
+        valid_from=rate.updated_at,
+    )
+
+
 def rate_update(*, rate: Rate, data: dict[str, Any]) -> Rate:
     """amount, scale, source, status and metadata; a new source must keep the pair unique."""
     try:
         with ledger_write(rate):
+            before = (rate.amount, rate.scale)
             apply_changes(rate, data)
             if "source" in data and _pair_taken(rate):
                 raise _pair_conflict(rate.base_code, rate.counter_code, rate.source)
             rate.save()
+            if (rate.amount, rate.scale) != before:
+                _record_value(rate)
             events.record(rate, events.UPDATED)
     except IntegrityError:
         raise _pair_conflict(rate.base_code, rate.counter_code, rate.source) from None

@@ -75,6 +75,10 @@ class ErrorCode(enum.Enum):
     THROTTLED = ("0123", 429, "Too Many Requests")
     PERIOD_CLOSED = ("0124", 422, "Period Closed")
     WRITE_CONFLICT = ("0125", 409, "Write Conflict")
+    RATE_NOT_FOUND = ("0126", 422, "Rate Not Found")
+    RATE_TOO_OLD = ("0127", 422, "Rate Too Old")
+    RATE_OUTSIDE_TOLERANCE = ("0128", 422, "Rate Outside Tolerance")
+    AMBIGUOUS_RATE = ("0129", 422, "Ambiguous Rate")
     INVALID_WEBHOOK_URL = ("0120", 400, "Invalid Webhook URL")
     WEBHOOK_LIMIT_REACHED = ("0121", 422, "Webhook Subscription Limit Reached")
 

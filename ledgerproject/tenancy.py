@@ -45,6 +45,7 @@ TENANT_TABLES = (
     "organizations_balance",
     "instruments_instrument",
     "instruments_rate",
+    "instruments_ratevalue",
     "templates_dsl_transactiontemplate",
     "transactions_transaction",
     "transactions_operation",

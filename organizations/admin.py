@@ -141,6 +141,7 @@ class LedgerAdmin(ResourceAdmin):
         "status_description",
         "time_zone",
         "closed_through",
+        "max_rate_age",
         "metadata",
         "created_at",
         "updated_at",

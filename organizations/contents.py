@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
@@ -249,13 +250,51 @@ def external_account_create(*, ledger: Ledger, asset_code: str) -> Account:
         )
 
 
+def conversion_accounts_ensure(*, ledger: Ledger, asset_codes: Iterable[str]) -> None:
+    """``@conversion/<CODE>`` for each of these assets that has none: the account a conversion
+    in or out of the asset goes through (docs/CONVERSIONS.md), made by the first one. Each is
+    made in a database transaction of its own, before the posting's (a posting refused after
+    leaves it, empty, as a later one would have made it), under the ledger's lock for changes
+    of its accounts' shape, so that two first conversions make it once: the second finds the
+    first's. An asset that is not an active instrument gets none (0034)."""
+    wanted = {f"{Account.CONVERSION_PREFIX}{code}": code for code in asset_codes}
+    for alias in sorted(set(wanted) - _active_aliases(ledger, wanted)):
+        with ledger_write(ledger, account_tree=True):
+            if _active_aliases(ledger, [alias]):
+                continue
+            code = wanted[alias]
+            _lock_asset_active(ledger, code)
+            _account_insert(
+                Account(
+                    organization_id=ledger.organization_id,
+                    ledger=ledger,
+                    name=f"Conversion {code}",
+                    alias=alias,
+                    type=Account.CONVERSION,
+                    asset_code=code,
+                )
+            )
+
+
+def _active_aliases(ledger: Ledger, aliases: Iterable[str]) -> set[str]:
+    return set(
+        Account.objects.filter(
+            organization_id=ledger.organization_id,
+            ledger_id=ledger.pk,
+            alias__in=list(aliases),
+            deleted_at__isnull=True,
+        ).values_list("alias", flat=True)
+    )
+
+
 def external_account_delete(*, ledger_id: Any, asset_code: str) -> int:
-    """Soft-delete the external account of an instrument, with its event; called by
-    ``instrument_delete`` inside its transaction."""
+    """Soft-delete the accounts the ledger manages for an instrument (``@external/<CODE>`` and
+    ``@conversion/<CODE>``), with their events; called by ``instrument_delete`` inside its
+    transaction."""
     found = Account.objects.select_related("balance").filter(
         ledger_id=ledger_id,
-        alias=f"{Account.EXTERNAL_PREFIX}{asset_code}",
-        type=Account.EXTERNAL,
+        alias__in=[f"{prefix}{asset_code}" for prefix in Account.MANAGED_PREFIXES],
+        type__in=[Account.EXTERNAL, Account.CONVERSION],
         deleted_at__isnull=True,
     )
     deleted = 0
@@ -283,7 +322,9 @@ def account_create(
     metadata: dict[str, Any] | None = None,
     overdraft_limit: dict[str, int] | None = None,
 ) -> Account:
-    if type == Account.EXTERNAL or (alias or "").startswith(Account.EXTERNAL_PREFIX):
+    if type in (Account.EXTERNAL, Account.CONVERSION) or (alias or "").startswith(
+        Account.MANAGED_PREFIXES
+    ):
         raise _refuse_external("they cannot be created through the API")
     if alias is not None and not re.fullmatch(Account.ALIAS_PATTERN, alias):
         raise LedgerError(
@@ -338,8 +379,8 @@ def account_update(*, account: Account, data: dict[str, Any]) -> Account:
     alias: str = data.get("alias") or account.alias
     if alias == account.alias:
         data = {k: v for k, v in data.items() if k != "alias"}
-    elif alias.startswith(Account.EXTERNAL_PREFIX):
-        raise _refuse_external("the @external/ aliases are theirs alone")
+    elif alias.startswith(Account.MANAGED_PREFIXES):
+        raise _refuse_external("the @external/ and @conversion/ aliases are theirs alone")
     same_alias = Account.objects.filter(
         organization_id=account.organization_id, ledger_id=account.ledger_id, alias=alias
     )

@@ -53,6 +53,11 @@ class Ledger(TenantRow, ResourceModel):
     # ``time_zone``), worked out once when the period changes (``organizations.periods``): the
     # one boundary every check of a write compares with, in Python and in SQL alike.
     period_opens_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # The oldest a stored rate may be, in seconds, for a posting that converts at it (a rate
+    # is as old as the time since its value was set): docs/CONVERSIONS.md. None: any age.
+    max_rate_age = models.PositiveIntegerField(
+        null=True, blank=True, verbose_name="max rate age (seconds)"
+    )
 
     class Meta(ResourceModel.Meta):
         constraints = [
@@ -167,6 +172,11 @@ ACCOUNT_STATUSES = {
 class Account(LedgerResource):
     EXTERNAL = "external"
     EXTERNAL_PREFIX = "@external/"
+    # ``@conversion/<CODE>``: the account of an asset that conversions go through, made by the
+    # ledger on the first conversion in or out of the asset (``conversion_accounts_ensure``).
+    CONVERSION = "conversion"
+    CONVERSION_PREFIX = "@conversion/"
+    MANAGED_PREFIXES = (EXTERNAL_PREFIX, CONVERSION_PREFIX)
     # An alias: @ then 1 to 100 of letters, digits and _ - / . (the API and the admin check it).
     ALIAS_PATTERN = r"^@[A-Za-z0-9_\-/.]{1,100}$"
 
@@ -220,7 +230,9 @@ class Account(LedgerResource):
 
     @property
     def is_external(self) -> bool:
-        return self.type == self.EXTERNAL
+        """Managed by the ledger (an instrument's external account, or an asset's conversion
+        account): it may go negative, and no client creates, changes or deletes it."""
+        return self.type in (self.EXTERNAL, self.CONVERSION)
 
 
 class ApiToken(TimestampedModel):

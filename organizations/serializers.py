@@ -143,6 +143,12 @@ class OrganizationUpdateIn(InputSerializer):
         return attrs
 
 
+MAX_RATE_AGE = (
+    "The oldest a stored rate may be, in seconds since its value was set, for a posting that "
+    "converts between assets at it (older: 422 0127); null: any age."
+)
+
+
 class LedgerOut(TimestampsOut):
     id = serializers.UUIDField()
     organizationId = serializers.UUIDField(source="organization_id")
@@ -155,6 +161,9 @@ class LedgerOut(TimestampsOut):
         allow_null=True,
         help_text="The last day of the closed books: nothing effective on or before it is "
         "written (docs/TIME.md).",
+    )
+    maxRateAgeSeconds = serializers.IntegerField(
+        source="max_rate_age", allow_null=True, help_text=MAX_RATE_AGE
     )
 
 
@@ -175,6 +184,14 @@ class LedgerCreateIn(InputSerializer):
         allow_null=True,
         help_text="Close the books through this day (over, in the ledger's time zone); moving "
         "it back or to null reopens them, with an unrestricted token only.",
+    )
+    maxRateAgeSeconds = StrictIntegerField(
+        source="max_rate_age",
+        min_value=1,
+        max_value=2**31 - 1,
+        required=False,
+        allow_null=True,
+        help_text=MAX_RATE_AGE,
     )
 
 

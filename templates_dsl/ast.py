@@ -111,6 +111,19 @@ class Distribute:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Convert:
+    """``(convert ASSET|SCALE (rate-source SOURCE)?)``: the send is delivered in another asset,
+    at that scale, converted at the ledger's stored rate for the pair (of that source)."""
+
+    asset: str
+    scale: int
+    rate_source: str | None = None
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+    asset_span: Span = field(default=NO_SPAN, compare=False, repr=False)
+    scale_span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+@dataclass(frozen=True, kw_only=True)
 class Template:
     """A whole ``(transaction-template v1 ...)``."""
 
@@ -123,9 +136,29 @@ class Template:
     metadata: tuple[tuple[str, MetadataValue], ...] = ()
     send: Send
     distribute: Distribute
+    convert: Convert | None = None
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
     description_span: Span = field(default=NO_SPAN, compare=False, repr=False)
     metadata_spans: tuple[Span, ...] = field(default=(), compare=False, repr=False)
+
+    def delivered(self) -> tuple[str, int]:
+        """The asset and scale the destinations receive: the send's, unless it converts."""
+        if self.convert is not None:
+            return self.convert.asset, self.convert.scale
+        return self.send.asset, self.send.amount.scale
+
+    def unit_of(self, name: str) -> tuple[str, int]:
+        """The asset and scale an amount variable counts in: the send's, or in a template that
+        converts, the converted ones for a variable that only the destinations' amounts use."""
+        if self.convert is not None and name in self._converted_variables:
+            return self.convert.asset, self.convert.scale
+        return self.send.asset, self.send.amount.scale
+
+    @cached_property
+    def _converted_variables(self) -> frozenset[str]:
+        sending = {*self.send.amount.variables()}
+        sending.update(name for s in self.send.sources for name in s.amount.variables())
+        return frozenset(self.amount_variables()) - sending
 
     def froms(self) -> tuple[From, ...]:
         return self.send.sources

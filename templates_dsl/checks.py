@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from templates_dsl import ast, limits
 from templates_dsl.errors import TemplateError
@@ -12,6 +13,7 @@ ASSET_RE = re.compile(r"[A-Z0-9]+")
 MAX_SCALE = 18
 MAX_METADATA_KEY_LENGTH = 100
 MAX_METADATA_VALUE_LENGTH = 2000
+MAX_SOURCE_LENGTH = 256  # a rate's source (``instruments.models.Rate.source``)
 
 Problem = tuple[ast.Span, str]
 
@@ -22,7 +24,8 @@ def check_template(t: ast.Template) -> None:
         *_size_problems(t),
         *_metadata_problems(t),
         *_send_problems(t.send),
-        *_distribute_problems(t.distribute, t.send),
+        *_convert_problems(t.convert, t.send),
+        *_distribute_problems(t.distribute, t.send, t.convert),
         *_variable_problems(t),
     ]
     if problems:
@@ -79,51 +82,87 @@ def _metadata_problems(t: ast.Template) -> list[Problem]:
     return problems
 
 
-def _amount_problems(amount: ast.Amount, send: ast.Send | None) -> list[Problem]:
+class Expected(NamedTuple):
+    """What a from or to must name: the send's asset and scale, or the converted ones."""
+
+    asset: str
+    scale: int
+    what: str  # "send" or "converted", for the message
+
+
+def _amount_problems(amount: ast.Amount, expected: Expected | None) -> list[Problem]:
     problems: list[Problem] = []
     for term in amount.terms:
         if term.literal is not None and not 0 <= term.literal <= ast.MAX_AMOUNT:
             problems.append((term.span, f"amount {term.literal}; expected 0 to {ast.MAX_AMOUNT}"))
-    if send is None:
-        if not 0 <= amount.scale <= MAX_SCALE:
-            problems.append(
-                (amount.scale_span, f"scale {amount.scale}; expected a scale from 0 to 18")
-            )
-    elif amount.scale != send.amount.scale:
+    if expected is None:
+        problems += _scale_problems(amount.scale, amount.scale_span)
+    elif amount.scale != expected[1]:
         problems.append(
             (
                 amount.scale_span,
-                f"scale {amount.scale}; expected the send scale {send.amount.scale}",
+                f"scale {amount.scale}; expected the {expected.what} scale {expected.scale}",
             )
         )
     return problems
 
 
-def _asset_problems(asset: str | None, span: ast.Span, send: ast.Send) -> list[Problem]:
-    if asset != send.asset:
-        return [(span, f"asset '{asset}'; expected the send asset {send.asset}")]
+def _scale_problems(scale: int, span: ast.Span) -> list[Problem]:
+    if not 0 <= scale <= MAX_SCALE:
+        return [(span, f"scale {scale}; expected a scale from 0 to 18")]
+    return []
+
+
+def _asset_problems(asset: str | None, span: ast.Span, expected: Expected) -> list[Problem]:
+    if asset != expected.asset:
+        return [(span, f"asset '{asset}'; expected the {expected.what} asset {expected.asset}")]
+    return []
+
+
+def _code_problems(asset: str, span: ast.Span) -> list[Problem]:
+    if not ASSET_RE.fullmatch(asset):
+        return [(span, f"asset '{asset}'; expected an asset code of upper-case letters and digits")]
     return []
 
 
 def _send_problems(send: ast.Send) -> list[Problem]:
     problems = _amount_problems(send.amount, None)
-    if not ASSET_RE.fullmatch(send.asset):
-        problems.append(
-            (
-                send.asset_span,
-                f"asset '{send.asset}'; expected an asset code of upper-case letters and digits",
-            )
-        )
+    problems += _code_problems(send.asset, send.asset_span)
     if not send.sources:
         problems.append((send.span, "(source) holds no (from ...); expected at least one"))
+    expected = Expected(send.asset, send.amount.scale, "send")
     for source in send.sources:
-        problems += _asset_problems(source.asset, source.asset_span, send)
-        problems += _amount_problems(source.amount, send)
+        problems += _asset_problems(source.asset, source.asset_span, expected)
+        problems += _amount_problems(source.amount, expected)
     return problems
 
 
-def _distribute_problems(distribute: ast.Distribute, send: ast.Send) -> list[Problem]:
+def _convert_problems(convert: ast.Convert | None, send: ast.Send) -> list[Problem]:
+    if convert is None:
+        return []
+    problems = _code_problems(convert.asset, convert.asset_span)
+    problems += _scale_problems(convert.scale, convert.scale_span)
+    if convert.asset == send.asset:
+        problems.append(
+            (convert.asset_span, f"asset '{convert.asset}'; expected an asset other than the "
+             f"send asset {send.asset}: (convert ...) delivers the send in another asset")
+        )  # fmt: skip
+    if convert.rate_source is not None and not 0 < len(convert.rate_source) <= MAX_SOURCE_LENGTH:
+        problems.append(
+            (convert.span, f"rate-source of 1 to {MAX_SOURCE_LENGTH} characters expected")
+        )
+    return problems
+
+
+def _distribute_problems(
+    distribute: ast.Distribute, send: ast.Send, convert: ast.Convert | None
+) -> list[Problem]:
     problems: list[Problem] = []
+    expected = (
+        Expected(send.asset, send.amount.scale, "send")
+        if convert is None
+        else Expected(convert.asset, convert.scale, "converted")
+    )
     if not distribute.tos and distribute.remaining is None:
         problems.append(
             (distribute.span, "(distribute) holds no (to ...); expected at least one destination")
@@ -138,8 +177,8 @@ def _distribute_problems(distribute: ast.Distribute, send: ast.Send) -> list[Pro
                 )
             )
             continue
-        problems += _asset_problems(to.asset, to.asset_span, send)
-        problems += _amount_problems(to.amount, send)
+        problems += _asset_problems(to.asset, to.asset_span, expected)
+        problems += _amount_problems(to.amount, expected)
     remaining = distribute.remaining
     if remaining is not None and (not remaining.remaining or remaining.amount is not None):
         problems.append(

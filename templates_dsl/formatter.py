@@ -25,6 +25,8 @@ def format_template(t: ast.Template) -> str:
     if t.hold_duration is not None:
         children.append(f"(hold-duration {t.hold_duration})")
     children.append(_send(t.send))
+    if t.convert is not None:
+        children.append(_convert(t.convert))
     children.append(_distribute(t.distribute))
     return _render((f"(transaction-template {t.version}", children), 0) + "\n"
 
@@ -76,6 +78,14 @@ def _send(send: ast.Send) -> Node:
         for s in send.sources
     ]
     return (f"(send {send.asset} {format_amount(send.amount)}", [("(source", froms)])
+
+
+def _convert(convert: ast.Convert) -> str:
+    source = convert.rate_source
+    if source is None:
+        return f"(convert {convert.asset}|{convert.scale})"
+    shown = source if NAME_RE.fullmatch(source) else quote(source)
+    return f"(convert {convert.asset}|{convert.scale} (rate-source {shown}))"
 
 
 def _to(to: ast.To) -> Node:

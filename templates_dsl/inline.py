@@ -13,6 +13,7 @@ The JSON shape (names of the template language in camelCase)::
     {"chartOfAccountsGroupName": NAME, "code": NAME?, "description": str?, "pending": bool?,
      "metadata": {NAME: str | int | bool}?,
      "send": {"asset": ASSET, "amount": AMOUNT, "source": [FROM, ...]},
+     "convert": {"asset": ASSET, "scale": 0..18, "rateSource": str?}?,
      "distribute": {"to": [TO, ...], "remaining": REMAINING?}}
     AMOUNT    = {"terms": [{"variable": "amount"} | {"literal": 100}, ...], "scale": 0..18}
     ACCOUNT   = {"alias": "@alice"} | {"variable": "source"}
@@ -171,8 +172,22 @@ class _Builder:
             spans.append(self.span(at))
         return tuple(pairs), spans
 
+    def convert(self, value: Any) -> ast.Convert:
+        node = self.obj(value, "$.convert", {"asset", "scale"}, {"rateSource"})
+        span = self.span("$.convert")
+        asset = self.text(node["asset"], "$.convert.asset", name=True)
+        asset_span = self.span("$.convert.asset")
+        return ast.Convert(
+            asset=asset,
+            scale=self.integer(node["scale"], "$.convert.scale"),
+            rate_source=self.text(node.get("rateSource"), "$.convert.rateSource", null=True),
+            span=span,
+            asset_span=asset_span,
+            scale_span=self.span("$.convert.scale"),
+        )
+
     def template(self, doc: Any) -> ast.Template:
-        optional = {"code", "description", "pending", "metadata"}
+        optional = {"code", "description", "pending", "metadata", "convert"}
         top = self.obj(doc, "$", {"chartOfAccountsGroupName", "send", "distribute"}, optional)
         span = self.span("$")
         group = self.text(top["chartOfAccountsGroupName"], "$.chartOfAccountsGroupName", name=True)
@@ -192,6 +207,7 @@ class _Builder:
             ast.From(**self.leg(item, f"$.send.source[{i}]"))
             for i, item in enumerate(self.array(send_doc["source"], "$.send.source"))
         ]
+        convert = self.convert(top["convert"]) if top.get("convert") is not None else None
         dist = self.obj(top["distribute"], "$.distribute", {"to"}, {"remaining"})
         dist_span = self.span("$.distribute")
         tos = [
@@ -216,6 +232,7 @@ class _Builder:
                 asset_span=asset_span,
             ),
             distribute=ast.Distribute(tos=tuple(tos), remaining=remaining, span=dist_span),
+            convert=convert,
             span=span,
             description_span=description_span,
             metadata_spans=tuple(metadata_spans),

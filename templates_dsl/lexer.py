@@ -58,6 +58,8 @@ class TemplateLexer(Lexer):
         DISTRIBUTE,
         TO,
         CHART_OF_ACCOUNTS,
+        CONVERT,
+        RATE_SOURCE,
     }
 
     ignore = " \t\r"
@@ -88,6 +90,8 @@ class TemplateLexer(Lexer):
     NAME["distribute"] = DISTRIBUTE
     NAME["to"] = TO
     NAME["chart-of-accounts"] = CHART_OF_ACCOUNTS
+    NAME["convert"] = CONVERT
+    NAME["rate-source"] = RATE_SOURCE
 
     def __init__(self) -> None:
         self.text = ""

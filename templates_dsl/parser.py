@@ -23,11 +23,13 @@ _KEYWORDS = {
     "PENDING": "pending",
     "HOLD_DURATION": "hold-duration",
     "SEND": "send",
+    "CONVERT": "convert",
     "SOURCE": "source",
     "FROM": "from",
     "DISTRIBUTE": "distribute",
     "TO": "to",
     "CHART_OF_ACCOUNTS": "chart-of-accounts",
+    "RATE_SOURCE": "rate-source",
 }
 _WORDS = {"NAME", "VERSION", *_KEYWORDS}
 _NAMES = _WORDS | {"INTEGER", "TRUE", "FALSE"}
@@ -58,6 +60,7 @@ _ELEMENTS = {
     "pending": ("(pending ...)", False),
     "hold_duration": ("(hold-duration ...)", False),
     "send": ("(send ...)", True),
+    "convert": ("(convert ...)", False),
     "distribute": ("(distribute ...)", True),
 }
 
@@ -201,6 +204,7 @@ class TemplateParser(Parser):
         metadata = elements.get("metadata")
         pending = elements.get("pending")
         hold = elements.get("hold_duration")
+        convert = elements.get("convert")
         return ast.Template(
             version="v1",
             group_name=elements["group_name"][1],
@@ -212,6 +216,7 @@ class TemplateParser(Parser):
             metadata_spans=tuple(span for _, _, span in metadata[1]) if metadata else (),
             send=elements["send"][1],
             distribute=elements["distribute"][1],
+            convert=convert[1] if convert else None,
             span=p.LPAREN.span,
             description_span=description[0] if description else ast.NO_SPAN,
         )
@@ -270,6 +275,26 @@ class TemplateParser(Parser):
             asset_span=p.name.span,
         )
         return "send", p.LPAREN0.span, send
+
+    @_("LPAREN CONVERT name PIPE INTEGER rate_source RPAREN")
+    def element(self, p: Any) -> tuple[str, ast.Span, Any]:
+        convert = ast.Convert(
+            asset=p.name.text,
+            scale=_integer(p.INTEGER, "scale"),
+            rate_source=p.rate_source,
+            span=p.LPAREN.span,
+            asset_span=p.name.span,
+            scale_span=p.INTEGER.span,
+        )
+        return "convert", p.LPAREN.span, convert
+
+    @_("")
+    def rate_source(self, p: Any) -> str | None:
+        return None
+
+    @_("LPAREN RATE_SOURCE name RPAREN", "LPAREN RATE_SOURCE STRING RPAREN")
+    def rate_source(self, p: Any) -> str | None:
+        return str(p[2].text)
 
     @_("LPAREN DISTRIBUTE destinations RPAREN")
     def element(self, p: Any) -> tuple[str, ast.Span, Any]:

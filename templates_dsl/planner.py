@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from ledgerproject.amounts import format_amount
 from ledgerproject.errors import ErrorCode, LedgerError
+from organizations.models import Account
 from templates_dsl import ast, limits
 from templates_dsl.lexer import ALIAS_RE, VARIABLE_RE
 
@@ -19,13 +20,24 @@ Direction = Literal["DEBIT", "CREDIT"]
 
 @dataclass(frozen=True)
 class Leg:
-    """One operation to write: an account, its side, and an integer amount at the plan's scale."""
+    """One operation to write: an account, its side, and an integer amount in an asset at a
+    scale (the send's, or for the destinations of a conversion the converted ones)."""
 
     alias: str
     direction: Direction
     amount: int
     description: str
     chart_of_accounts: str
+    asset: str
+    scale: int
+
+
+class Rate(Protocol):
+    """The rate a converting template's send is delivered at (``instruments.conversion``)."""
+
+    def convert(self, amount: int, scale: int, to_scale: int) -> int: ...
+
+    def as_json(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -42,10 +54,19 @@ class PostingPlan:
     group_name: str
     legs: tuple[Leg, ...]
     hold_duration: int | None = None  # seconds; a pending posting's default expiry
+    # A converting template's record of its conversion: the rate, and the amounts sent and
+    # delivered (``Transaction.conversion``).
+    conversion: dict[str, Any] | None = None
 
 
-def plan_posting(template: ast.Template, variables: Mapping[str, object]) -> PostingPlan:
-    """Raise ``LedgerError`` (0009, 0047, 0053, 0073, 0090) when the variables do not fit."""
+def plan_posting(
+    template: ast.Template, variables: Mapping[str, object], rate: Rate | None = None
+) -> PostingPlan:
+    """Raise ``LedgerError`` (0009, 0047, 0053, 0073, 0090) when the variables do not fit.
+    A template that converts (``(convert ...)``) needs the ``rate`` its send is delivered at:
+    the sources send the send amount S; the asset's conversion account receives S, the
+    converted asset's conversion account sends D, S converted (rounded half to even), and the
+    destinations share D as they would share S in a template that does not convert."""
     if len(variables) > limits.MAX_VARIABLES:
         raise LedgerError(
             ErrorCode.BAD_REQUEST,
@@ -58,13 +79,19 @@ def plan_posting(template: ast.Template, variables: Mapping[str, object]) -> Pos
     if total == 0:
         raise LedgerError(ErrorCode.TRANSACTION_VALUE_MISMATCH, "Nothing to send: the amount is 0.")
     debits = [_evaluate(source.amount, values) for source in template.send.sources]
+    if sum(debits) != total:
+        raise LedgerError(
+            ErrorCode.TRANSACTION_VALUE_MISMATCH,
+            f"The sources add up to {sum(debits)} but the amount sent is {total}.",
+        )
+    delivered, conversion = _delivered(template, total, rate)
     credits = [
         _evaluate(to.amount, values) if to.amount is not None else 0
         for to in template.distribute.tos
     ]
-    remainder = _remainder(template, total, sum(debits), sum(credits))
+    remainder = _remainder(template, delivered, sum(credits))
 
-    substitute = _substitution(values, template.send.amount.scale, template.send.asset)
+    substitute = _substitution(values, template)
     legs: list[Leg] = []
     pairs: list[tuple[ast.From | ast.To, Direction, int]] = [
         *(
@@ -78,6 +105,8 @@ def plan_posting(template: ast.Template, variables: Mapping[str, object]) -> Pos
     ]
     if template.distribute.remaining is not None:
         pairs.append((template.distribute.remaining, "CREDIT", remainder))
+    sent = (template.send.asset, template.send.amount.scale)
+    asset, scale = template.delivered()
     for node, direction, amount in pairs:
         if amount == 0:
             continue
@@ -90,8 +119,12 @@ def plan_posting(template: ast.Template, variables: Mapping[str, object]) -> Pos
                 amount=amount,
                 description=substitute(node.description or ""),
                 chart_of_accounts=node.chart_of_accounts or "",
+                asset=sent[0] if isinstance(node, ast.From) else asset,
+                scale=sent[1] if isinstance(node, ast.From) else scale,
             )
         )
+    if conversion is not None:
+        legs = _with_conversion_legs(legs, sent, (asset, scale), total, delivered)
     _refuse_ambiguous(template, legs, values)
     description = template.description
     return PostingPlan(
@@ -105,7 +138,68 @@ def plan_posting(template: ast.Template, variables: Mapping[str, object]) -> Pos
         metadata=dict(template.metadata),
         group_name=template.group_name,
         legs=tuple(legs),
+        conversion=conversion,
     )
+
+
+def _delivered(
+    template: ast.Template, total: int, rate: Rate | None
+) -> tuple[int, dict[str, Any] | None]:
+    """What the destinations share: the send amount, or it converted at ``rate``, with the
+    record of the conversion."""
+    convert = template.convert
+    if convert is None:
+        return total, None
+    if rate is None:
+        raise ValueError("a template that converts is planned with its rate")
+    scale = template.send.amount.scale
+    delivered = rate.convert(total, scale, convert.scale)
+    if delivered == 0:
+        raise LedgerError(
+            ErrorCode.TRANSACTION_VALUE_MISMATCH,
+            f"{format_amount(total, scale, template.send.asset)} converts to 0 "
+            f"{convert.asset} at scale {convert.scale} at the rate: nothing to deliver.",
+        )
+    if delivered > ast.MAX_AMOUNT:
+        raise LedgerError(
+            ErrorCode.TRANSACTION_VALUE_MISMATCH,
+            f"{format_amount(total, scale, template.send.asset)} converts to more than the "
+            f"largest amount {ast.MAX_AMOUNT} at scale {convert.scale}.",
+        )
+    record = {
+        "rate": rate.as_json(),
+        "sent": {"assetCode": template.send.asset, "amount": total, "scale": scale},
+        "delivered": {"assetCode": convert.asset, "amount": delivered, "scale": convert.scale},
+    }
+    return delivered, record
+
+
+def _with_conversion_legs(
+    legs: list[Leg],
+    sent: tuple[str, int],
+    delivered_in: tuple[str, int],
+    total: int,
+    delivered: int,
+) -> list[Leg]:
+    """Each asset balances on its own: the send's conversion account receives what the sources
+    send, and the converted asset's conversion account sends what the destinations receive.
+    Debits first, then credits, as in every plan. Both say what was converted into what."""
+    said = (
+        f"Conversion of {format_amount(total, sent[1], sent[0])} to "
+        f"{format_amount(delivered, delivered_in[1], delivered_in[0])}"
+    )
+    received = Leg(
+        alias=f"{Account.CONVERSION_PREFIX}{sent[0]}", direction="CREDIT", amount=total,
+        description=said, chart_of_accounts="", asset=sent[0], scale=sent[1],
+    )  # fmt: skip
+    sent_out = Leg(
+        alias=f"{Account.CONVERSION_PREFIX}{delivered_in[0]}", direction="DEBIT",
+        amount=delivered, description=said, chart_of_accounts="", asset=delivered_in[0],
+        scale=delivered_in[1],
+    )  # fmt: skip
+    debits = [leg for leg in legs if leg.direction == "DEBIT"]
+    credits = [leg for leg in legs if leg.direction == "CREDIT"]
+    return [*debits, sent_out, received, *credits]
 
 
 def _by_name(variables: Mapping[str, object]) -> dict[str, object]:
@@ -197,22 +291,19 @@ def _evaluate(amount: ast.Amount, values: Mapping[str, int | str]) -> int:
     return result
 
 
-def _remainder(template: ast.Template, total: int, debits: int, credits: int) -> int:
-    if debits != total:
-        raise LedgerError(
-            ErrorCode.TRANSACTION_VALUE_MISMATCH,
-            f"The sources add up to {debits} but the amount sent is {total}.",
-        )
+def _remainder(template: ast.Template, total: int, credits: int) -> int:
+    """What the remaining destination receives of ``total`` (the amount sent, or delivered)."""
+    what = "the amount delivered" if template.convert is not None else "the amount sent"
     if credits > total:
         raise LedgerError(
             ErrorCode.TRANSACTION_VALUE_MISMATCH,
-            f"The destinations add up to {credits}, more than the amount sent, {total}.",
+            f"The destinations add up to {credits}, more than {what}, {total}.",
         )
     remainder = total - credits
     if remainder > 0 and template.distribute.remaining is None:
         raise LedgerError(
             ErrorCode.TRANSACTION_VALUE_MISMATCH,
-            f"The destinations add up to {credits} but the amount sent is {total}, and the "
+            f"The destinations add up to {credits} but {what} is {total}, and the "
             f"template has no (distribute :remaining ...) to receive the other {remainder}.",
         )
     return remainder
@@ -238,15 +329,21 @@ def _refuse_ambiguous(
     )
 
 
-def _substitution(values: Mapping[str, int | str], scale: int, asset: str) -> Callable[[str], str]:
+def _substitution(values: Mapping[str, int | str], template: ast.Template) -> Callable[[str], str]:
     """``$name`` in a description becomes the variable's value: an amount as money at the
     template's scale with its asset (``10000`` at scale 2 in BRL is ``100.00 BRL``: every
-    amount of a template is at the send scale), an account as its alias. The static checks
-    made sure every ``$name`` there is a declared variable, so one pass of one pattern does it."""
+    amount of a template is at the send scale), an account as its alias. In a template that
+    converts, an amount variable used only in the destinations' amounts reads in the converted
+    asset and scale. The static checks made sure every ``$name`` there is a declared variable,
+    so one pass of one pattern does it."""
 
     def text_of(match: re.Match[str]) -> str:
-        value = values[match.group()[1:]]
-        return format_amount(value, scale, asset) if isinstance(value, int) else value
+        name = match.group()[1:]
+        value = values[name]
+        if not isinstance(value, int):
+            return value
+        asset, scale = template.unit_of(name)
+        return format_amount(value, scale, asset)
 
     def substitute(text: str) -> str:
         if "$" not in text:  # no name to replace (most texts): no pattern to run

@@ -17,13 +17,16 @@ from templates_dsl.models import TransactionTemplate
 
 
 def template_compile_for(*, ledger: Ledger, text: str) -> ast.Template:
-    """Parse and check ``text``; its send asset must be an instrument of the ledger."""
+    """Parse and check ``text``; its send asset (and converted asset) must be instruments of
+    the ledger."""
     template = compile_template(text)
-    asset = template.send.asset
-    if instrument_codes_missing(ledger_id=ledger.pk, codes=[asset]):
-        raise TemplateError.at(
-            template.send.asset_span, f"the instrument {asset} does not exist in this ledger"
-        )
+    named = [(template.send.asset, template.send.asset_span)]
+    if template.convert is not None:
+        named.append((template.convert.asset, template.convert.asset_span))
+    missing = instrument_codes_missing(ledger_id=ledger.pk, codes=[asset for asset, _ in named])
+    for asset, span in named:
+        if asset in missing:
+            raise TemplateError.at(span, f"the instrument {asset} does not exist in this ledger")
     return template
 
 

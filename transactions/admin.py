@@ -90,6 +90,7 @@ class TransactionAdmin(CsvExportMixin, ReadOnlyAdmin):
         "status",
         "type_link",
         "amount_text",
+        "conversion_text",
         "description",
         "source_text",
         "destination_text",
@@ -135,6 +136,22 @@ class TransactionAdmin(CsvExportMixin, ReadOnlyAdmin):
     @admin.display(description="amount")
     def amount_text(self, tx: Transaction) -> str:
         return format_amount(tx.amount, tx.scale, tx.asset_code)
+
+    @admin.display(description="converted")
+    def conversion_text(self, tx: Transaction) -> str:
+        """What a conversion delivered, at which stored rate (docs/CONVERSIONS.md)."""
+        if not tx.conversion:
+            return "-"
+        rate, sent, delivered = (tx.conversion[k] for k in ("rate", "sent", "delivered"))
+        stored = format_amount(rate["amount"], rate["scale"])
+        inverted = ", applied inverted" if rate["direction"] == "INVERSE" else ""
+        source = f" from {rate['source']}" if rate["source"] else ""
+        return (
+            f"{format_amount(sent['amount'], sent['scale'], sent['assetCode'])} to "
+            f"{format_amount(delivered['amount'], delivered['scale'], delivered['assetCode'])} "
+            f"at {rate['baseAssetCode']}/{rate['counterAssetCode']} {stored}{source}"
+            f"{inverted} (rate {rate['id']}, set {rate['validFrom']})"
+        )
 
     @admin.display(description="from")
     def source_text(self, tx: Transaction) -> str:

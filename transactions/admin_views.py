@@ -240,11 +240,9 @@ class PostingForm(forms.Form):
     def __init__(self, *args: Any, template: ast.Template, aliases: list[str], **kw: Any) -> None:
         super().__init__(*args, **kw)
         self.template = template
-        scale = template.send.amount.scale
         for name in template.amount_variables():
-            self.fields[f"var_{name}"] = AmountField(
-                label=f"${name}", asset=template.send.asset, scale=scale
-            )
+            asset, scale = template.unit_of(name)
+            self.fields[f"var_{name}"] = AmountField(label=f"${name}", asset=asset, scale=scale)
         for name in template.account_variables():
             self.fields[f"var_{name}"] = forms.CharField(
                 label=f"${name}",
@@ -374,7 +372,9 @@ def ledger_post(request: HttpRequest, object_id: str, *, model_admin: Any) -> Ht
     compiled = compile_template(chosen.text)
     aliases = list(
         Account.objects.filter(
-            ledger_id=ledger.pk, asset_code=compiled.send.asset, deleted_at__isnull=True
+            ledger_id=ledger.pk,
+            asset_code__in=[compiled.send.asset, *compiled.delivered()[:1]],
+            deleted_at__isnull=True,
         )
         .order_by("alias")
         .values_list("alias", flat=True)[:MAX_ALIASES]

@@ -3,13 +3,16 @@ and no lock taken (``engine.post(..., dry_run=True)``)."""
 
 from __future__ import annotations
 
+import uuid
+
 from django.utils import timezone
 
-from organizations.models import Balance, Ledger
+from organizations.models import Account, Balance, Ledger
 from organizations.services import ensure_ledger_active
+from templates_dsl.planner import PostingPlan
 from transactions.guards import check_instrument
 from transactions.lookups import PostingLookups
-from transactions.money import BalanceBook
+from transactions.money import BalanceBook, assets_of
 from transactions.prepare import (
     Outcome,
     PostingRequest,
@@ -25,17 +28,51 @@ def simulate(ledger: Ledger, request: PostingRequest) -> Outcome:
     """Every check of a posting and the operations it would write; nothing is written."""
     ensure_ledger_active(ledger)
     lookups = PostingLookups(ledger)
-    planned = lookups.plan(request.template_code, request.variables, request.inline)
+    planned = lookups.plan(
+        request.template_code,
+        request.variables,
+        request.inline,
+        at=request.effective_at,
+        terms=request.rate,
+    )
+    stand_ins = _conversion_stand_ins(ledger, lookups, planned[1])
     prepared = prepare(ledger, lookups, request, planned)
     tx = prepared.transaction
     steps = opening_steps(tx, prepared.legs)
-    check_instrument(ledger, tx.asset_code)
+    for asset in assets_of(tx, prepared.legs):
+        check_instrument(ledger, asset)
     balances = {
         b.account_id: b
         for b in Balance.objects.filter(
             organization_id=ledger.organization_id, account_id__in=balances_of(steps)
         )
     }
+    balances.update(stand_ins)
     now = stamp_posted(tx, timezone.now(), prepared.effective_at)
     operations = BalanceBook(balances, now=now).apply_all(tx, steps)
     return Outcome(200, transaction=attach_operations(tx, operations))
+
+
+def _conversion_stand_ins(
+    ledger: Ledger, lookups: PostingLookups, plan: PostingPlan
+) -> dict[uuid.UUID, Balance]:
+    """A conversion account the first conversion in or out of its asset will make
+    (``contents.conversion_accounts_ensure``): a dry run, which makes nothing, runs on the
+    empty account it will be."""
+    if plan.conversion is None:
+        return {}
+    aliases = [leg.alias for leg in plan.legs if leg.alias.startswith(Account.CONVERSION_PREFIX)]
+    lookups.preload_accounts(aliases)
+    stand_ins = {}
+    for leg in plan.legs:
+        if leg.alias in aliases and lookups.accounts.get(leg.alias) is None:
+            account = Account(
+                organization_id=ledger.organization_id, ledger_id=ledger.pk, alias=leg.alias,
+                type=Account.CONVERSION, asset_code=leg.asset, name=f"Conversion {leg.asset}",
+            )  # fmt: skip
+            lookups.accounts[leg.alias] = account
+            stand_ins[account.pk] = Balance(
+                organization_id=ledger.organization_id, ledger_id=ledger.pk, account=account,
+                asset_code=leg.asset, is_external=True,
+            )  # fmt: skip
+    return stand_ins

@@ -78,6 +78,7 @@ def _attempt(
     ledger, requests, atomic = run.ledger, run.requests, run.atomic
     run.replay_known()
     run.plan(lookups)
+    run.make_conversion_accounts()
     run.refuse_before_locks()
     run.prepare_before_locks()
     if claim is None and not run.open():  # every item replayed or refused: nothing to write

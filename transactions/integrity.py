@@ -7,8 +7,9 @@ queries per ledger whatever its size. A check returns the violations it found, a
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db.models import Q, QuerySet
 
@@ -119,15 +120,16 @@ def check_statements_replay(ledger: Ledger) -> list[str]:
 
 
 def _operation_sums(ledger: Ledger) -> dict[object, dict[str, int]]:
-    """Per transaction: its debits, credits, and what it held, settled and released."""
+    """Per transaction and asset: its debits, credits, and what it held, settled and
+    released (a transaction's operations in one asset share one scale)."""
     sums = grouped_sums(
         Operation.objects.filter(organization_id=ledger.organization_id, ledger_id=ledger.pk),
-        ("transaction_id", "type", "effect"),
+        ("transaction_id", "asset_code", "type", "effect"),
         ("amount",),
     )
     out: dict[object, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for (pk, kind, effect), total in sums.items():
-        parts = out[pk]
+    for (pk, asset, kind, effect), total in sums.items():
+        parts = out[pk, asset]
         if kind == "DEBIT" and effect in ("POST", "SETTLE"):
             parts["debits"] += total
         if kind == "CREDIT" and effect == "POST":
@@ -137,19 +139,21 @@ def _operation_sums(ledger: Ledger) -> dict[object, dict[str, int]]:
 
 
 def check_transactions_balance(ledger: Ledger) -> list[str]:
-    """Per transaction: what left sources equals what reached destinations, and the states
-    agree with the operations (holds settled on commit, released on cancel)."""
+    """Per transaction, in each asset it moves: what left sources equals what reached
+    destinations, and the states agree with the operations (holds settled on commit, released
+    on cancel). A conversion moves its amount in the asset sent and the converted amount in
+    the asset delivered."""
     sums = _operation_sums(ledger)
     rows = (
-        (pk, status, reversal, amount, *(sums[pk][n] for n in SUMMED), parent)
-        for pk, status, reversal, amount, parent in Transaction.objects.filter(
-            organization_id=ledger.organization_id, ledger_id=ledger.pk
-        ).values_list("id", "status", "is_reversal", "amount", "parent_id")
+        (pk, status, reversal, amount, *(sums[pk, asset][n] for n in SUMMED), parent, asset)
+        for pk, status, reversal, parent, amounts in _amounts_moved(ledger)
+        for asset, amount in amounts.items()
     )
     problems = []
-    released_by_parent: dict[object, int] = {}
-    held_by_id: dict[object, int] = {}
-    for pk, status, reversal, amount, debits, credits, held, settled, released, parent in rows:
+    released_by_parent: dict[tuple[Any, str], int] = {}
+    held_by_id: dict[tuple[Any, str], int] = {}
+    for row in rows:
+        pk, status, reversal, amount, debits, credits, held, settled, released, parent, asset = row
         if debits != credits:
             problems.append(f"transaction {pk}: debits {debits} != credits {credits}")
         if status == Transaction.SENT and not released and debits != amount:
@@ -161,13 +165,25 @@ def check_transactions_balance(ledger: Ledger) -> list[str]:
         if status == Transaction.CREATED:
             problems.append(f"transaction {pk}: left in CREATED")
         if reversal and released:
-            released_by_parent[parent] = released
+            released_by_parent[parent, asset] = released
         if status == Transaction.CANCELED:
-            held_by_id[pk] = held
-    for pk, held in held_by_id.items():
-        if released_by_parent.get(pk) != held:
+            held_by_id[pk, asset] = held
+    for (pk, asset), held in held_by_id.items():
+        if released_by_parent.get((pk, asset)) != held:
             problems.append(f"transaction {pk}: CANCELED but its holds were not all released")
     return problems
+
+
+def _amounts_moved(ledger: Ledger) -> Iterator[tuple[Any, str, bool, Any, dict[str, int]]]:
+    """Each transaction's id, status, whether it reverts, parent, and amount per asset."""
+    for pk, status, reversal, parent, asset, amount, conversion in Transaction.objects.filter(
+        organization_id=ledger.organization_id, ledger_id=ledger.pk
+    ).values_list("id", "status", "is_reversal", "parent_id", "asset_code", "amount", "conversion"):
+        amounts = {asset: int(amount)}
+        if conversion is not None:
+            delivered = conversion["delivered"]
+            amounts[delivered["assetCode"]] = int(delivered["amount"])
+        yield pk, status, reversal, parent, amounts
 
 
 def check_reversals(ledger: Ledger) -> list[str]:

@@ -11,11 +11,15 @@ never parses."""
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from collections.abc import Iterable, Mapping
 from operator import itemgetter
 from typing import Any
 
+from django.utils import timezone
+
+from instruments.conversion import ChosenRate, RateTerms, choose_rate
 from ledgerproject.db import ArrayParam, by_database
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.rows import Join, Select
@@ -133,17 +137,47 @@ class PostingLookups:
             self.templates[template.code] = template
 
     def plan(
-        self, code: str, variables: Mapping[str, Any], inline: Template | None = None
+        self,
+        code: str,
+        variables: Mapping[str, Any],
+        inline: Template | None = None,
+        *,
+        at: dt.datetime | None = None,
+        terms: RateTerms | None = None,
     ) -> tuple[TransactionTemplate | None, PostingPlan]:
         """The template with this code and what it posts with these variables; an ``inline``
-        template (checked, from the request) stands in for a stored one."""
+        template (checked, from the request) stands in for a stored one. A template that
+        converts is planned at the rate in force at ``at`` (by default now) that ``terms``
+        accept (``instruments.conversion.choose_rate``)."""
         if inline is not None:
-            return None, plan_posting(inline, variables)
+            return None, plan_posting(inline, variables, self._rate(inline, at, terms))
         self.preload_templates([code])
         template = self.templates[code]
         if template is None:
             raise template_missing(code)
-        return template, plan_posting(compile_template(template.text), variables)
+        tree = compile_template(template.text)
+        return template, plan_posting(tree, variables, self._rate(tree, at, terms))
+
+    def _rate(
+        self, tree: Template, at: dt.datetime | None, terms: RateTerms | None
+    ) -> ChosenRate | None:
+        convert = tree.convert
+        if convert is None:
+            if terms is not None:
+                raise LedgerError(
+                    ErrorCode.BAD_REQUEST,
+                    "rate is only for a template that converts between assets (convert ...).",
+                    fields={"rate": "the template does not convert"},
+                )
+            return None
+        return choose_rate(
+            self.ledger,
+            tree.send.asset,
+            convert.asset,
+            at or timezone.now(),
+            source=convert.rate_source,
+            terms=terms,
+        )
 
     def preload_accounts(self, aliases: Iterable[str]) -> None:
         """Read the accounts with these aliases that are not held yet, with no lock (a dry run;

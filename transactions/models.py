@@ -63,6 +63,10 @@ class Transaction(TenantRow, TimestampedModel):
     # A pending transaction commits itself at this instant (``commitAt``: the scheduler,
     # ``transactions.scheduling``), unless it was committed, canceled or expired first.
     commit_at = models.DateTimeField(null=True, blank=True)
+    # A transaction that delivers in another asset than it sends: the rate it converted at and
+    # the two amounts (``instruments.conversion``, docs/CONVERSIONS.md); None otherwise. Its
+    # commit, cancel and revert carry it too, and so does every operation of theirs.
+    conversion = models.JSONField(null=True, blank=True)
     # Who posted it, in which request (``ledgerproject.actors``).
     # Database defaults too, for rows written by SQL of its own (a migration, a bulk load).
     actor_kind = models.CharField(
@@ -175,6 +179,8 @@ class Operation(TenantRow, TimestampedModel):
     # When this change of the balance took effect: its posting's ``effectiveAt``, or the time a
     # commit, cancel or revert gave (its own ``effectiveAt``, by default when it was made).
     effective_at = models.DateTimeField(default=timezone.now)
+    # Its transaction's ``conversion``, when that converts between assets.
+    conversion = models.JSONField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.type} {self.account_alias} ({self.pk})"
@@ -273,6 +279,8 @@ class ScheduledPosting(TenantRow, TimestampedModel):
     parent_id = models.UUIDField(null=True, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     commit_at = models.DateTimeField(null=True, blank=True)
+    # What the request asked of a conversion's rate (``rate``), checked again when it posts.
+    rate = models.JSONField(null=True, blank=True)
     # What became of it: the transaction it posted, or the refusal (the API's error body).
     transaction = TenantForeignKey(
         Transaction, null=True, blank=True, on_delete=models.PROTECT, related_name="+"

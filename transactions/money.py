@@ -36,9 +36,10 @@ def combine_scales(parts: Iterable[tuple[str, int, int]]) -> dict[str, tuple[int
 
 @dataclass(frozen=True)
 class Leg:
-    """One side of a posting on one account: the account, its direction and its amount at the
-    transaction's scale. Stored on the transaction (``legs``) so that commit and revert replay
-    exactly what was posted."""
+    """One side of a posting on one account: the account, its direction and its amount, in
+    the transaction's asset at its scale, or (a conversion's) in ``asset_code`` at ``scale``.
+    Stored on the transaction (``legs``) so that commit and revert replay exactly what was
+    posted."""
 
     account_id: uuid.UUID
     alias: str
@@ -47,9 +48,11 @@ class Leg:
     amount: int
     description: str
     chart_of_accounts: str
+    asset_code: str | None = None
+    scale: int | None = None
 
     def as_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "accountId": str_of(self.account_id),
             "alias": self.alias,
             "portfolioId": str_of(self.portfolio_id) if self.portfolio_id else None,
@@ -58,6 +61,9 @@ class Leg:
             "description": self.description,
             "chartOfAccounts": self.chart_of_accounts,
         }
+        if self.asset_code is not None:
+            data.update(assetCode=self.asset_code, scale=self.scale)
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Leg:
@@ -69,7 +75,15 @@ class Leg:
             amount=int(data["amount"]),
             description=data.get("description", ""),
             chart_of_accounts=data.get("chartOfAccounts", ""),
+            asset_code=data.get("assetCode"),
+            scale=data.get("scale"),
         )
+
+    def asset_of(self, tx: Transaction) -> tuple[str, int]:
+        """The asset and scale of its amount."""
+        if self.asset_code is None or self.scale is None:
+            return tx.asset_code, tx.scale
+        return self.asset_code, self.scale
 
     def towards(self, direction: str) -> Leg:
         return replace(self, direction=direction)
@@ -80,6 +94,11 @@ class Leg:
 
 def legs_of(tx: Transaction) -> list[Leg]:
     return [Leg.from_json(leg) for leg in tx.legs]
+
+
+def assets_of(tx: Transaction, legs: Iterable[Leg]) -> list[str]:
+    """The assets a transaction's legs move: its own, and a conversion's other one."""
+    return list(dict.fromkeys([tx.asset_code, *(leg.asset_of(tx)[0] for leg in legs)]))
 
 
 def change_of(direction: str, effect: str, amount: int) -> tuple[int, int]:
@@ -119,26 +138,27 @@ class BalanceBook:
 
     def apply(self, tx: Transaction, leg: Leg, effect: str) -> Operation:
         balance = self.balances[leg.account_id]
+        asset_code, leg_scale = leg.asset_of(tx)
         before = (balance.available, balance.on_hold, balance.scale)
-        scale = max(balance.scale, tx.scale)
+        scale = max(balance.scale, leg_scale)
         available = rescale(balance.available, balance.scale, scale)
         on_hold = rescale(balance.on_hold, balance.scale, scale)
         limit = rescale(balance.overdraft_limit, balance.scale, scale)
         moved_available, moved_on_hold = change_of(
-            leg.direction, effect, rescale(leg.amount, tx.scale, scale)
+            leg.direction, effect, rescale(leg.amount, leg_scale, scale)
         )
         available, on_hold = available + moved_available, on_hold + moved_on_hold
         if available < -limit and not balance.is_external:
             overdraft = (
-                f" (with an overdraft of up to {format_amount(limit, scale, tx.asset_code)})"
+                f" (with an overdraft of up to {format_amount(limit, scale, asset_code)})"
                 if limit
                 else ""
             )
             raise LedgerError(
                 ErrorCode.INSUFFICIENT_FUNDS,
                 f"Insufficient funds in {leg.alias}: available "
-                f"{format_amount(balance.available, balance.scale, tx.asset_code)}{overdraft} "
-                f"is less than {format_amount(leg.amount, tx.scale, tx.asset_code)}.",
+                f"{format_amount(balance.available, balance.scale, asset_code)}{overdraft} "
+                f"is less than {format_amount(leg.amount, leg_scale, asset_code)}.",
             )
         if on_hold < 0:
             raise LedgerError(
@@ -162,11 +182,11 @@ class BalanceBook:
             portfolio_id=leg.portfolio_id,
             type=leg.direction,
             effect=effect,
-            asset_code=tx.asset_code,
+            asset_code=asset_code,
             chart_of_accounts=leg.chart_of_accounts,
             description=leg.description,
             amount=leg.amount,
-            scale=tx.scale,
+            scale=leg_scale,
             balance_available=before[0],
             balance_on_hold=before[1],
             balance_scale=before[2],
@@ -177,6 +197,7 @@ class BalanceBook:
             created_at=self.now,
             updated_at=self.now,
             effective_at=self.effective_at or tx.effective_at,
+            conversion=tx.conversion,
         )
 
     def apply_all(self, tx: Transaction, steps: list[Step]) -> list[Operation]:

@@ -4,7 +4,7 @@ released; and whether a hold has expired.
 A partial commit is allowed for a transaction with exactly one source and one destination: the
 source settles the amount and releases the rest of its hold, the destination is credited the
 amount. With several sources or destinations the split of a smaller amount is ambiguous (which
-source pays less?), so it is refused rather than guessed."""
+source pays less?), so it is refused rather than guessed; so is a part of a conversion."""
 
 from __future__ import annotations
 
@@ -85,6 +85,14 @@ def commit_steps(tx: Transaction, amount: Amount | None) -> list[Step]:
         return [
             (leg, Operation.SETTLE if leg.direction == DEBIT else Operation.POST) for leg in legs
         ]
+    if tx.conversion is not None:
+        raise LedgerError(
+            ErrorCode.ACTION_NOT_PERMITTED,
+            "A partial commit of a conversion is refused: its amounts were converted together, "
+            "and a part converted again would round differently. Commit it in full, or cancel "
+            "it and post the amount.",
+            fields={"amount": "partial commit of a conversion"},
+        )
     sources = [leg for leg in legs if leg.direction == DEBIT]
     destinations = [leg for leg in legs if leg.direction == CREDIT]
     if len(sources) != 1 or len(destinations) != 1:

@@ -11,6 +11,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from instruments.conversion import RateTerms
 from ledgerproject import actors
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.formats import render_timestamp
@@ -45,6 +46,8 @@ class PostingRequest:
     effective_at: dt.datetime | None = None
     # A pending posting commits itself then (``commitAt``), by the scheduler.
     commit_at: dt.datetime | None = None
+    # What the client asks of the rate of a template that converts (``rate``).
+    rate: RateTerms | None = None
 
 
 @dataclass
@@ -115,9 +118,10 @@ def prepare(
     lookups.check_parent(request.parent_id)
     accounts = lookups.resolve_accounts(leg.alias for leg in plan.legs)
     legs = []
+    converts = plan.conversion is not None
     for leg in plan.legs:
         account = accounts[leg.alias]
-        check_account(account, leg.direction, plan.asset)
+        check_account(account, leg.direction, leg.asset)
         legs.append(
             Leg(
                 account.pk,
@@ -127,6 +131,9 @@ def prepare(
                 leg.amount,
                 leg.description,
                 leg.chart_of_accounts,
+                # A conversion's legs name their assets; a plain posting's are its own.
+                asset_code=leg.asset if converts else None,
+                scale=leg.scale if converts else None,
             )
         )
     pending = plan.pending if request.pending is None else request.pending
@@ -150,6 +157,7 @@ def prepare(
         destination=list(dict.fromkeys(leg.alias for leg in legs if leg.direction == CREDIT)),
         metadata={**plan.metadata, **validate_metadata(dict(request.metadata or {}))},
         legs=[leg.as_json() for leg in legs],
+        conversion=plan.conversion,
         **actors.stamp(),
     )
     return Prepared(tx, legs, checked_effective_at(request.effective_at, ledger))

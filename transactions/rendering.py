@@ -73,6 +73,7 @@ def operation_data(op: Any, t: _Texts) -> dict[str, Any]:
         "portfolioId": t.of(op.portfolio_id),
         "metadata": _metadata(op.metadata),
         "effectiveAt": t.of(op.effective_at),
+        "conversion": op.conversion,
         "createdAt": t.of(op.created_at),
         "updatedAt": t.of(op.updated_at),
     }
@@ -106,6 +107,7 @@ def transaction_data(tx: Any) -> dict[str, Any]:
         "expiresAt": t.of(tx.expires_at),
         "commitAt": t.of(tx.commit_at),
         "effectiveAt": t.of(tx.effective_at),
+        "conversion": tx.conversion,
         "actor": actor_of(tx),
         "requestId": tx.request_id or None,
         "createdAt": t.of(tx.created_at),

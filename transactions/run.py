@@ -6,6 +6,7 @@ under one guard, and the keys settled. A single posting is a run of one item."""
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
@@ -14,6 +15,7 @@ from django.utils import timezone
 
 from ledgerproject.db import new_id
 from ledgerproject.errors import ErrorCode, LedgerError
+from organizations.contents import conversion_accounts_ensure
 from organizations.models import Balance, Ledger
 from outbox import events
 from transactions import idempotency
@@ -21,7 +23,7 @@ from transactions.guards import Guard, guard_refusal
 from transactions.locking import lock_balances
 from transactions.lookups import PostingLookups
 from transactions.models import IdempotencyKey
-from transactions.money import DEBIT, BalanceBook
+from transactions.money import DEBIT, BalanceBook, assets_of
 from transactions.prepare import (
     ItemRefused,
     Outcome,
@@ -92,7 +94,11 @@ class Run:
             request = self.requests[index]
             try:
                 self.planned[index] = lookups.plan(
-                    request.template_code, request.variables, request.inline
+                    request.template_code,
+                    request.variables,
+                    request.inline,
+                    at=request.effective_at,
+                    terms=request.rate,
                 )
             except LedgerError as error:
                 self.refuse(index, error)
@@ -103,6 +109,22 @@ class Run:
         lookups.preload_parents(
             pid for i in self.planned if (pid := self.requests[i].parent_id) is not None
         )
+
+    def make_conversion_accounts(self) -> None:
+        """Before the posting's database transaction: the conversion accounts the planned
+        conversions go through, made if this is the first conversion in or out of an asset.
+        An asset that is no active instrument gets none: the posting is refused for that
+        after, by its checks."""
+        codes = {
+            code
+            for _, plan in self.planned.values()
+            if plan.conversion is not None
+            for part in ("sent", "delivered")
+            for code in [plan.conversion[part]["assetCode"]]
+        }
+        if codes:
+            with contextlib.suppress(LedgerError):
+                conversion_accounts_ensure(ledger=self.ledger, asset_codes=codes)
 
     def aliases(self, *, written: bool = False) -> set[str]:
         """The accounts the open planned items name; ``written``: only those whose balances
@@ -237,7 +259,10 @@ class Run:
                 item_operations = book.apply_all(tx, steps[index])
             except LedgerError as error:
                 guard = Guard.of(
-                    self.ledger, [tx.asset_code], balances_of(steps[index]), tx.effective_at
+                    self.ledger,
+                    assets_of(tx, self.prepared[index].legs),
+                    balances_of(steps[index]),
+                    tx.effective_at,
                 )
                 self.refuse(index, guard_refusal(guard) or error)
                 continue
@@ -250,7 +275,11 @@ class Run:
         touched = sorted({leg.account_id for i in posted for leg, _ in steps[i]})
         guard = Guard.of(
             self.ledger,
-            (self.prepared[i].transaction.asset_code for i in posted),
+            (
+                asset
+                for i in posted
+                for asset in assets_of(self.prepared[i].transaction, self.prepared[i].legs)
+            ),
             touched,
             min(op.effective_at for op in operations),
         )
@@ -271,7 +300,12 @@ class Run:
         for index in posted:
             tx = self.prepared[index].transaction
             refusal = guard_refusal(
-                Guard.of(self.ledger, [tx.asset_code], balances_of(steps[index]), tx.effective_at)
+                Guard.of(
+                    self.ledger,
+                    assets_of(tx, self.prepared[index].legs),
+                    balances_of(steps[index]),
+                    tx.effective_at,
+                )
             )
             if refusal is not None:
                 self.refuse(index, refusal)

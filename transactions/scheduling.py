@@ -32,6 +32,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from instruments.conversion import RateTerms
 from ledgerproject import actors
 from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.locking import lock_ledger_active
@@ -71,7 +72,10 @@ def _check(ledger: Ledger, request: PostingRequest, scheduled_for: dt.datetime) 
             "effectiveAt.",
         )
     lookups = PostingLookups(ledger)
-    _, plan = lookups.plan(request.template_code, request.variables, request.inline)
+    # A conversion's rate is the one in force when it posts; one must be in force now.
+    _, plan = lookups.plan(
+        request.template_code, request.variables, request.inline, terms=request.rate
+    )
     lookups.check_parent(request.parent_id)
     pending = plan.pending if request.pending is None else request.pending
     expiry_of(request, plan, pending=pending)
@@ -127,6 +131,7 @@ def schedule(ledger: Ledger, request: PostingRequest, scheduled_for: dt.datetime
             parent_id=request.parent_id,
             expires_at=request.expires_at,
             commit_at=request.commit_at,
+            rate=request.rate.as_json() if request.rate is not None else None,
             **actors.stamp(),
         )
         body = events.rendering(events.record(row, events.CREATED))
@@ -179,6 +184,7 @@ def request_of(row: ScheduledPosting) -> PostingRequest:
         parent_id=row.parent_id,
         expires_at=row.expires_at,
         commit_at=row.commit_at,
+        rate=RateTerms.from_json(row.rate),
         inline=template_from_text(row.dsl) if row.dsl else None,
         effective_at=row.scheduled_for,
     )

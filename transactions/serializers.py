@@ -8,6 +8,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from instruments.serializers import ConversionOut, RateTermsIn
 from ledgerproject.amounts import MAX_AMOUNT
 from ledgerproject.api.fields import (
     MetadataField,
@@ -104,6 +105,15 @@ def scheduled_for_field() -> serializers.DateTimeField:
     )
 
 
+def rate_terms_field() -> RateTermsIn:
+    return RateTermsIn(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="For a template that converts between assets: the rate it may convert at.",
+    )
+
+
 class PostingOptionsIn(InputSerializer):
     """What every posting takes besides its template (a stored one's code, or an inline one)."""
 
@@ -120,6 +130,7 @@ class PostingOptionsIn(InputSerializer):
     effectiveAt = effective_at_field()
     commitAt = commit_at_field()
     scheduledFor = scheduled_for_field()
+    rate = rate_terms_field()
 
 
 class TransactionIn(PostingOptionsIn):
@@ -170,6 +181,7 @@ class InlineJsonIn(InputSerializer):
     effectiveAt = effective_at_field()
     commitAt = commit_at_field()
     scheduledFor = scheduled_for_field()
+    rate = rate_terms_field()
 
 
 class TransactionBatchItemIn(TransactionIn):
@@ -273,6 +285,9 @@ class OperationOut(serializers.Serializer):
     effectiveAt = TimestampField(
         source="effective_at", help_text="When this change of the balance took effect."
     )
+    conversion = ConversionOut(
+        allow_null=True, help_text="Its transaction's conversion, when that converts."
+    )
     createdAt = TimestampField(source="created_at")
     updatedAt = TimestampField(source="updated_at")
 
@@ -328,6 +343,11 @@ class TransactionOut(serializers.Serializer):
     effectiveAt = TimestampField(
         source="effective_at",
         help_text="When the money moved, as the books tell it; createdAt is when it was posted.",
+    )
+    conversion = ConversionOut(
+        allow_null=True,
+        help_text="For a transaction that delivers in another asset than it sends: the stored "
+        "rate it converted at and both amounts; null otherwise.",
     )
     actor = ActorOut(help_text="Who posted it: an API token, a staff user or a command.")
     requestId = serializers.CharField(

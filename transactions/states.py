@@ -29,7 +29,7 @@ from outbox import events
 from transactions.guards import Guard, guard_refusal, instrument_missing
 from transactions.locking import lock_balances, lock_transaction
 from transactions.models import Operation, Transaction
-from transactions.money import CREDIT, DEBIT, BalanceBook, Step, legs_of
+from transactions.money import CREDIT, DEBIT, BalanceBook, Step, assets_of, legs_of
 from transactions.partial import Amount, check_not_expired, commit_steps, is_expired
 from transactions.prepare import (
     attach_operations,
@@ -55,7 +55,7 @@ def _write(
     else:
         tx.updated_at = timezone.now()
     effective_at = effective_at or tx.updated_at
-    guard = Guard.of(tx, [tx.asset_code], touched, effective_at)
+    guard = Guard.of(tx, assets_of(tx, (leg for leg, _ in steps)), touched, effective_at)
     book = BalanceBook(balances, now=tx.updated_at, effective_at=effective_at)
     try:
         operations = book.apply_all(tx, steps)
@@ -259,6 +259,8 @@ def _reversal_of(tx: Transaction, kind: str) -> Transaction:
         destination=list(tx.source),
         metadata=dict(tx.metadata),
         legs=[leg.mirrored().as_json() for leg in legs_of(tx)],
+        # A conversion goes back at the rate it was made at: its legs' own amounts.
+        conversion=tx.conversion,
         **actors.stamp(),
     )
 

@@ -211,7 +211,7 @@ class TransactionInlineJson(PostsFromCopies):
             raise LedgerError(ErrorCode.BAD_REQUEST, "The request body must be a JSON object.")
         names = (
             "variables", "parentTransactionId", "expiresAt", "effectiveAt", "commitAt",
-            "scheduledFor",
+            "scheduledFor", "rate",
         )  # fmt: skip
         options = {k: body[k] for k in names if k in body}
         data = validated(InlineJsonIn, options)

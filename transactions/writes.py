@@ -36,13 +36,14 @@ TRANSACTION_COLUMNS = (
     "template_id", "type", "description", "status", "amount", "scale", "asset_code",
     "chart_of_accounts_group_name", "source", "destination", "metadata", "legs", "expires_at",
     "actor_kind", "actor_name", "actor_id", "request_id", "effective_at", "commit_at",
+    "conversion",
 )  # fmt: skip
 OPERATION_COLUMNS = (
     "id", "created_at", "updated_at", "organization_id", "ledger_id", "transaction_id",
     "account_id", "account_alias", "portfolio_id", "type", "effect", "asset_code",
     "chart_of_accounts", "description", "amount", "scale", "balance_available",
     "balance_on_hold", "balance_scale", "balance_available_after", "balance_on_hold_after",
-    "balance_scale_after", "balance_version", "metadata", "effective_at",
+    "balance_scale_after", "balance_version", "metadata", "effective_at", "conversion",
 )  # fmt: skip
 BALANCE_STATE = ("available", "on_hold", "scale", "overdraft_limit", "version", "updated_at")
 

@@ -177,6 +177,7 @@ def _deposit(item: dict[str, Any]) -> dict[str, Any]:
     options (metadata, description, pending, an expiry); the parent is one the client does not
     have."""
     item.pop("parentTransactionId", None)
+    item.pop("rate", None)  # FUND does not convert: a client names no rate for it
     _expiry(item)
     _effective(item)
     amount = next(_serial)
@@ -237,6 +238,7 @@ def _postings(case: Any, label: str) -> None:
         amount = next(_serial)
         if isinstance(body, dict):
             body.pop("parentTransactionId", None)
+            body.pop("rate", None)  # FUND does not convert
             _expiry(body)
             _effective(body)
             body["dsl"] = FUND

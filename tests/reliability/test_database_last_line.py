@@ -18,7 +18,7 @@ import pytest
 from django.apps import apps
 from django.db import IntegrityError, connection, models, transaction
 
-from instruments.models import Rate
+from instruments.models import Rate, RateValue
 from organizations.models import Account, Balance
 from tests.organizations.helpers import instrument
 from transactions.models import IdempotencyKey, Operation, ScheduledPosting, Transaction
@@ -62,6 +62,8 @@ VIOLATIONS: dict[str, tuple[type[models.Model], dict[str, Any], dict[str, Any]]]
     "rate_amount_positive": (Rate, {"amount": 0}, {"amount": 7}),
     "rate_scale_range": (Rate, {"scale": 19}, {"scale": 18}),
     "rate_codes_differ": (Rate, {"counter_code": "BRL"}, {"counter_code": "XAU"}),
+    "rate_value_amount_positive": (RateValue, {"amount": 0}, {"amount": 7}),
+    "rate_value_scale_range": (RateValue, {"scale": 19}, {"scale": 18}),
     "account_status_known": (Account, {"status_code": "frozen"}, {"status_code": "FROZEN"}),
     "transaction_commits_before_expiry": (
         Transaction,
@@ -178,6 +180,7 @@ def rows(book, books_left_unbalanced) -> dict[type[models.Model], Any]:
         Transaction: Transaction.objects.latest("created_at").pk,
         Operation: Operation.objects.filter(type="DEBIT").latest("created_at").pk,
         Rate: uuid.UUID(rate.json()["id"]),
+        RateValue: RateValue.objects.get(rate_id=rate.json()["id"]).pk,
         Account: Account.objects.get(alias="@bob").pk,
     }
 
@@ -194,7 +197,7 @@ def test_the_database_refuses_each_check_violation(rows, name):
 def _positive_columns() -> list[tuple[type[models.Model], str]]:
     return [
         (model, field.attname)
-        for model in (Balance, Transaction, Operation, Rate)
+        for model in (Balance, Transaction, Operation, Rate, RateValue)
         for field in model._meta.concrete_fields
         if isinstance(field, POSITIVE_FIELDS)
     ]

@@ -331,7 +331,7 @@ def test_it_describes_an_unexpected_token_with_line_column_and_expectation():
             1,
             27,
             "unexpected 'sand'; expected 'chart-of-accounts-group-name', 'metadata', 'code', "
-            "'description', 'pending', 'hold-duration', 'send' or 'distribute'",
+            "'description', 'pending', 'hold-duration', 'send', 'convert' or 'distribute'",
         ),
     ],
 )

@@ -50,9 +50,17 @@ def test_it_plans_the_example():
         metadata={"channel": "app", "note": "two words"},
         group_name="PAYMENTS",
         legs=(
-            Leg("@alice", "DEBIT", 1050, "Pay 10.00 BRL plus fee 0.50 BRL", "PAYMENT_DEBIT"),
-            Leg("@fees/platform", "CREDIT", 50, "Fee", "FEE_CREDIT"),
-            Leg("@external/BRL", "CREDIT", 1000, "", "PAYMENT_CREDIT"),
+            Leg(
+                "@alice",
+                "DEBIT",
+                1050,
+                "Pay 10.00 BRL plus fee 0.50 BRL",
+                "PAYMENT_DEBIT",
+                "BRL",
+                2,
+            ),
+            Leg("@fees/platform", "CREDIT", 50, "Fee", "FEE_CREDIT", "BRL", 2),
+            Leg("@external/BRL", "CREDIT", 1000, "", "PAYMENT_CREDIT", "BRL", 2),
         ),
     )
 
