@@ -43,6 +43,7 @@ TENANT_TABLES = (
     "organizations_product",
     "organizations_account",
     "organizations_balance",
+    "organizations_balancemonitor",
     "instruments_instrument",
     "instruments_rate",
     "instruments_ratevalue",

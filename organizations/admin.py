@@ -24,7 +24,7 @@ from django.utils.safestring import SafeString
 
 from ledgerproject.admin_base import LedgerModelAdmin
 from ledgerproject.amounts import format_amount
-from organizations import contents, services
+from organizations import contents, monitors, services
 from organizations.admin_overdraft import AccountForm
 from organizations.admin_tools import (  # noqa: F401 - re-exported for the other apps' admins
     RESOURCE_READONLY,
@@ -35,7 +35,15 @@ from organizations.admin_tools import (  # noqa: F401 - re-exported for the othe
     links,
     scope_filter,
 )
-from organizations.models import Account, ApiToken, Ledger, Organization, Portfolio, Product
+from organizations.models import (
+    Account,
+    ApiToken,
+    BalanceMonitor,
+    Ledger,
+    Organization,
+    Portfolio,
+    Product,
+)
 
 
 @admin.register(Organization)
@@ -211,6 +219,67 @@ class ProductAdmin(ResourceAdmin):
 
     def deactivate_one(self, obj: Product) -> None:
         contents.product_delete(product=obj)
+
+
+class BalanceMonitorForm(forms.ModelForm):
+    threshold = forms.IntegerField(
+        help_text="An integer amount at the scale below (2500 at 2 is 25.00)."
+    )
+
+    class Meta:
+        model = BalanceMonitor
+        fields = (
+            "ledger", "account", "measure", "condition", "threshold", "threshold_scale",
+            "description", "status_code", "status_description", "metadata",
+        )  # fmt: skip
+
+
+@admin.register(BalanceMonitor)
+class BalanceMonitorAdmin(ResourceAdmin):
+    """Balance monitors (docs/BALANCE-MONITORS.md), made and changed through their service."""
+
+    form = BalanceMonitorForm
+    list_display = (
+        "account", "measure", "condition", "threshold_text", "holds", "last_triggered_at",
+        "description", "ledger",
+    )  # fmt: skip
+    list_filter = (scope_filter("ledger", Ledger), DeletedFilter, "measure", "condition", "holds")
+    search_fields = ("description", "account__alias", "=id")
+    list_select_related = ("account", "ledger")
+    raw_id_fields = ("organization", "ledger", "account")
+    readonly_fields = (
+        *RESOURCE_READONLY, "organization", "ledger", "account", "measure", "holds",
+        "last_triggered_at",
+    )  # fmt: skip
+    add_fields = (
+        "ledger", "account", "measure", "condition", "threshold", "threshold_scale", "description",
+    )  # fmt: skip
+    add_required = ("ledger", "account", "measure", "condition", "threshold")
+
+    @admin.display(description="threshold")
+    def threshold_text(self, monitor: BalanceMonitor) -> str:
+        return format_amount(monitor.threshold, monitor.threshold_scale)
+
+    def create_one(self, data: dict[str, Any]) -> BalanceMonitor:
+        threshold = {"amount": data.pop("threshold"), "scale": data.pop("threshold_scale") or 0}
+        return monitors.monitor_create(
+            ledger=data.pop("ledger"),
+            account_id=data.pop("account").pk,
+            threshold=threshold,
+            description=data.pop("description") or "",
+            **data,
+        )
+
+    def update_one(self, obj: BalanceMonitor, data: dict[str, Any]) -> BalanceMonitor:
+        if "threshold" in data or "threshold_scale" in data:
+            data["threshold"] = {
+                "amount": data.pop("threshold", obj.threshold),
+                "scale": data.pop("threshold_scale", obj.threshold_scale),
+            }
+        return monitors.monitor_update(monitor=obj, data=data)
+
+    def deactivate_one(self, obj: BalanceMonitor) -> None:
+        monitors.monitor_delete(monitor=obj)
 
 
 @admin.register(Account)

@@ -54,3 +54,8 @@ class BalanceFilter(django_filters.FilterSet):
     def filter_non_zero(self, queryset: QuerySet[Any], name: str, value: str) -> Any:
         held = ~Q(available=0) | ~Q(on_hold=0)
         return queryset.filter(held) if value == "true" else queryset.exclude(held)
+
+
+class BalanceMonitorFilter(django_filters.FilterSet):
+    accountId = django_filters.UUIDFilter(field_name="account_id")
+    status = MultiValueFilter(field_name="status_code")

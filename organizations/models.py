@@ -304,6 +304,9 @@ class Balance(TenantRow, models.Model):
     overdraft_limit = AmountField(default=0)
     version = models.BigIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
+    # Whether the account has an active balance monitor (``organizations.monitors``): a
+    # posting reads its monitors only then.
+    monitored = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         ordering = ["id"]
@@ -324,3 +327,50 @@ class Balance(TenantRow, models.Model):
             ),
         ]
         indexes = [models.Index(fields=["ledger", "asset_code"], name="balance_ledger_asset_idx")]
+
+
+class BalanceMonitor(LedgerResource):
+    """A condition on one account's balance against a threshold, and whether it held when the
+    balance was last seen (``organizations.monitors``, docs/BALANCE-MONITORS.md)."""
+
+    AVAILABLE, ON_HOLD, OVERDRAFT_USED = "available", "onHold", "overdraftUsed"
+    MEASURES = (AVAILABLE, ON_HOLD, OVERDRAFT_USED)
+    BELOW, ABOVE, CROSSING = "below", "above", "crossing"
+    CONDITIONS = (BELOW, ABOVE, CROSSING)
+
+    account = TenantForeignKey(
+        Account, on_delete=models.PROTECT, related_name="monitors", db_index=False
+    )
+    measure = models.CharField(max_length=16, choices=[(m, m) for m in MEASURES])
+    condition = models.CharField(max_length=16, choices=[(c, c) for c in CONDITIONS])
+    threshold = AmountField()
+    threshold_scale = models.PositiveSmallIntegerField(default=0)
+    description = models.CharField(max_length=256, blank=True, default="")
+    # The condition held (for ``crossing``: the measure was at or above the threshold) when the
+    # balance was last seen; changed only under the balance's lock.
+    holds = models.BooleanField(default=False)
+    last_triggered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta(LedgerResource.Meta):
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(measure__in=["available", "onHold", "overdraftUsed"]),
+                name="monitor_measure_known",
+            ),
+            models.CheckConstraint(
+                condition=Q(condition__in=["below", "above", "crossing"]),
+                name="monitor_condition_known",
+            ),
+            models.CheckConstraint(
+                condition=Q(threshold_scale__lte=18), name="monitor_threshold_scale_range"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["ledger", "created_at", "id"], name="monitor_ledger_created_idx"),
+            models.Index(
+                fields=["account"], condition=Q(deleted_at__isnull=True), name="monitor_account_idx"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.measure} {self.condition} {self.threshold}|{self.threshold_scale}"

@@ -23,6 +23,7 @@ from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.models import (
     ACCOUNT_STATUSES,
     Account,
+    BalanceMonitor,
     Ledger,
     Organization,
     Portfolio,
@@ -402,6 +403,62 @@ class LedgerBalanceOut(serializers.Serializer):
         return overdraft_limit_of(balance)
 
 
+class ThresholdIn(InputSerializer):
+    amount = StrictIntegerField(min_value=-MAX_AMOUNT, max_value=MAX_AMOUNT)
+    scale = StrictIntegerField(min_value=0, max_value=18)
+
+
+class BalanceMonitorOut(TimestampsOut):
+    id = serializers.UUIDField()
+    organizationId = serializers.UUIDField(source="organization_id")
+    ledgerId = serializers.UUIDField(source="ledger_id")
+    accountId = serializers.UUIDField(source="account_id")
+    measure = serializers.ChoiceField(choices=BalanceMonitor.MEASURES)
+    condition = serializers.ChoiceField(choices=BalanceMonitor.CONDITIONS)
+    threshold = serializers.SerializerMethodField()
+    description = serializers.CharField()
+    conditionHolds = serializers.BooleanField(
+        source="holds",
+        help_text="Whether the condition held when the balance was last seen (crossing: "
+        "whether the measure was at or above the threshold).",
+    )
+    lastTriggeredAt = TimestampField(source="last_triggered_at", allow_null=True)
+    status = StatusField()
+    metadata = MetadataField()
+
+    @extend_schema_field(OverdraftLimitOut)
+    def get_threshold(self, monitor: BalanceMonitor) -> dict[str, int]:
+        return {"amount": monitor.threshold, "scale": monitor.threshold_scale}
+
+
+class BalanceMonitorCreateIn(InputSerializer):
+    unmodifiable = TIMESTAMPS | LEDGER_IDS | {"conditionHolds", "lastTriggeredAt"}
+    accountId = serializers.UUIDField(source="account_id", help_text="The account watched.")
+    measure = serializers.ChoiceField(
+        choices=BalanceMonitor.MEASURES,
+        help_text="available, onHold, or overdraftUsed (how far below zero available is).",
+    )
+    condition = serializers.ChoiceField(
+        choices=BalanceMonitor.CONDITIONS,
+        help_text="below or above the threshold, or crossing it either way.",
+    )
+    threshold = ThresholdIn(help_text="An amount at a scale (0 to 18).")
+    description = serializers.CharField(max_length=256, required=False, allow_blank=True)
+    status = StatusField(required=False)
+    metadata = MetadataField(required=False)
+
+
+class BalanceMonitorUpdateIn(BalanceMonitorCreateIn):
+    unmodifiable = BalanceMonitorCreateIn.unmodifiable | {"accountId", "measure"}
+    condition = serializers.ChoiceField(choices=BalanceMonitor.CONDITIONS, required=False)
+    threshold = ThresholdIn(required=False)
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = dict(super().get_fields())
+        del fields["accountId"], fields["measure"]
+        return fields
+
+
 # How each resource renders in its events (``outbox.renderers``).
 def _renderer(out: type[serializers.Serializer]) -> renderers.Renderer:
     return lambda obj: out(obj).data
@@ -413,5 +470,6 @@ for _model, _noun, _out in (
     (Portfolio, "portfolio", PortfolioOut),
     (Product, "product", ProductOut),
     (Account, "account", AccountOut),
+    (BalanceMonitor, "balance_monitor", BalanceMonitorOut),
 ):
     renderers.register(_model, _noun, _renderer(_out))

@@ -1,4 +1,5 @@
-"""/v1/organizations, their ledgers, and the portfolios, products and accounts of a ledger."""
+"""/v1/organizations, their ledgers, and the portfolios, products, accounts and balance
+monitors of a ledger."""
 
 from django.urls import path
 
@@ -21,4 +22,6 @@ urlpatterns = [
     path(f"{LEDGER}/accounts/<str:pk>", views.AccountItem.as_view()),
     path(f"{LEDGER}/accounts/<str:account_id>/balances", views.AccountBalances.as_view()),
     path(f"{LEDGER}/balances", views.BalanceCollection.as_view()),
+    path(f"{LEDGER}/balance-monitors", views.BalanceMonitorCollection.as_view()),
+    path(f"{LEDGER}/balance-monitors/<str:pk>", views.BalanceMonitorItem.as_view()),
 ]

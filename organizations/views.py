@@ -20,9 +20,16 @@ from ledgerproject.api.schema import (
     text_parameter,
 )
 from ledgerproject.api.views import CollectionView, ItemView, ScopedAPIView
-from organizations import contents, filters, rollups, selectors, services
+from organizations import contents, filters, monitors, rollups, selectors, services
 from organizations import serializers as s
-from organizations.models import Account, Ledger, Organization, Portfolio, Product
+from organizations.models import (
+    Account,
+    BalanceMonitor,
+    Ledger,
+    Organization,
+    Portfolio,
+    Product,
+)
 from organizations.selectors import organizations_visible
 
 ERRORS = error_responses(*COMMON_ERRORS)
@@ -142,6 +149,36 @@ class ProductItem(ItemView):
 
     def perform_delete(self, obj: Product) -> None:
         contents.product_delete(product=obj)
+
+
+class BalanceMonitorCollection(CollectionView):
+    """Balance monitors of a ledger: list (filters accountId, status, metadata) and create
+    (``organizations.monitors``)."""
+
+    model = BalanceMonitor
+    noun = "balance monitor"
+    output_serializer = s.BalanceMonitorOut
+    create_serializer = s.BalanceMonitorCreateIn
+    filterset_class = filters.BalanceMonitorFilter
+
+    def perform_create(self, data: dict[str, Any]) -> BalanceMonitor:
+        return monitors.monitor_create(ledger=self.ledger, **data)
+
+
+class BalanceMonitorItem(ItemView):
+    """One balance monitor: read, update (threshold, condition, description, status,
+    metadata), soft-delete."""
+
+    model = BalanceMonitor
+    noun = "balance monitor"
+    output_serializer = s.BalanceMonitorOut
+    update_serializer = s.BalanceMonitorUpdateIn
+
+    def perform_update(self, obj: BalanceMonitor, data: dict[str, Any]) -> BalanceMonitor:
+        return monitors.monitor_update(monitor=obj, data=data)
+
+    def perform_delete(self, obj: BalanceMonitor) -> None:
+        monitors.monitor_delete(monitor=obj)
 
 
 class AccountCollection(CollectionView):

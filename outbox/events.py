@@ -37,7 +37,10 @@ TRANSACTION_COMMIT_FAILED = "transaction.commit_failed"
 
 RESOURCE_NOUNS = (
     "organization", "ledger", "instrument", "rate", "product", "portfolio", "account", "template",
+    "balance_monitor",
 )  # fmt: skip
+# A change of a balance made a monitor's condition true (``organizations.monitors``).
+MONITOR_TRIGGERED = "balance_monitor.triggered"
 TRANSACTION_TYPES = (
     TRANSACTION_POSTED,
     TRANSACTION_COMMITTED,
@@ -57,7 +60,7 @@ CATALOGUE = (
     tuple(f"{noun}.{action}" for noun in RESOURCE_NOUNS for action in (CREATED, UPDATED, DELETED))
     + TRANSACTION_TYPES
     + SCHEDULED_TYPES
-    + (BLOCK_SEALED,)
+    + (MONITOR_TRIGGERED, BLOCK_SEALED)
 )
 
 Listener = Callable[[uuid.UUID, uuid.UUID], None]

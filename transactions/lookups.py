@@ -79,7 +79,7 @@ ACCOUNT_PART = Select(Account, "ordered", "", only=POSTING_ACCOUNT_FIELDS)
 # need no more (the organization and ledger are the posting's, the asset the account's).
 POSTING_BALANCE_FIELDS = (
     "id", "account", "is_external", "available", "on_hold", "scale", "overdraft_limit",
-    "version", "updated_at",
+    "version", "updated_at", "monitored",
 )  # fmt: skip
 BALANCE_PART = Select(Balance, "b", "", only=POSTING_BALANCE_FIELDS)
 # The statement that locks a posting's accounts and balances. ``copies.KeptLookups`` adds the

@@ -25,6 +25,7 @@ from django.db import connection
 from ledgerproject import jsonbytes
 from ledgerproject.db import by_database, cursor, field_of, pg_array
 from ledgerproject.formats import str_of
+from organizations import monitors
 from organizations.models import Balance
 from outbox.events import event_rows_json
 from outbox.models import Event
@@ -135,7 +136,26 @@ def _write_sqlite(
     return True
 
 
-write_posting = by_database(postgresql=_write_postgresql, sqlite=_write_sqlite)
+_write = by_database(postgresql=_write_postgresql, sqlite=_write_sqlite)
+
+
+def write_posting(
+    transactions: list[Transaction],
+    operations: list[Operation],
+    balances: list[Balance],
+    *,
+    guard: Guard,
+    events: Sequence[Event] = (),
+) -> bool:
+    """Write it all if the guard holds; answer whether it did (nothing is written otherwise).
+    The monitors of the balances (``organizations.monitors``) see the operations first: what
+    they fire is written with the rest, and what they saw is kept once it is written."""
+    crossings = monitors.crossings(balances, operations)
+    events = [*events, *crossings.events] if crossings.events else events
+    written = _write(transactions, operations, balances, guard=guard, events=events)
+    if written and crossings.changed:
+        crossings.keep()
+    return written
 
 
 def _update_balances(rows: list[Balance]) -> None:

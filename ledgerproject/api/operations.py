@@ -250,6 +250,51 @@ OPERATIONS: dict[str, Operation] = {
         "asset and type. Filters: `alias`, `assetCode`, `nonZero=true` (available or on hold "
         f"not zero). {PAGED}",
     ),
+    f"{LEDGER}_balance_monitors_list": Operation(
+        "List balance monitors",
+        f"The ledger's balance monitors. Filters: `accountId`, `status`. {LISTED}",
+    ),
+    f"{LEDGER}_balance_monitors_create": Operation(
+        "Create a balance monitor",
+        "Watch one account's `available`, `onHold` or `overdraftUsed` against a threshold: the "
+        "event `balance_monitor.triggered` is written when a change of the balance makes the "
+        "condition (`below`, `above`) true, or moves the measure across the threshold "
+        "(`crossing`); again only after it was false in between. A monitor made while its "
+        "condition holds waits for the next crossing. At most 10 per account (422 0008); the "
+        "account must be an active account of the ledger (422 0008). "
+        f"{CREATED.format(noun='balance monitor')}",
+        json_examples(
+            low_funds={
+                "accountId": "01a2a7f0-6c4e-7d3a-9b1e-2f4c5d6e7f80",
+                "measure": "available",
+                "condition": "below",
+                "threshold": {"amount": 50000, "scale": 2},
+                "description": "Alice is running low",
+            },
+            overdraft={
+                "accountId": "01a2a7f0-6c4e-7d3a-9b1e-2f4c5d6e7f80",
+                "measure": "overdraftUsed",
+                "condition": "above",
+                "threshold": {"amount": 0, "scale": 2},
+            },
+        ),
+    ),
+    f"{LEDGER}_balance_monitors_retrieve": Operation(
+        "Get a balance monitor",
+        "One balance monitor, with `conditionHolds` (whether its condition held when the "
+        f"balance was last seen) and `lastTriggeredAt`. {NOT_FOUND}",
+    ),
+    f"{LEDGER}_balance_monitors_partial_update": Operation(
+        "Update a balance monitor",
+        "Change `threshold`, `condition`, `description`, `status` or `metadata`; `accountId` "
+        "and `measure` are 400 0006. A new threshold or condition takes the balance as it is "
+        f"now, without firing. {PATCHED.format(noun='balance monitor')}",
+        json_examples(raise_it={"threshold": {"amount": 100000, "scale": 2}}),
+    ),
+    f"{LEDGER}_balance_monitors_destroy": Operation(
+        "Delete a balance monitor",
+        f"It watches nothing from then on. {SOFT_DELETE.format(noun='balance monitor')}",
+    ),
     f"{LEDGER}_accounts_balances_list": Operation(
         "List an account's balances",
         "The account's balances (one per account), as a list shaped like `GET .../balances`. "

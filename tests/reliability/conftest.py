@@ -27,6 +27,7 @@ RESOURCE_OF_SEGMENT = {
     "transaction-types": "template",
     "webhooks": "webhook",
     "scheduled-postings": "scheduled",
+    "balance-monitors": "monitor",
 }
 
 

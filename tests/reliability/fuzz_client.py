@@ -107,6 +107,13 @@ def _fresh(caller: Caller, label: str, path: str) -> tuple[str, str] | None:
     if label == "DELETE /organizations/{organization_id}":
         body = {"legalName": f"fresh {n}", "legalDocument": str(n)}
         return "organization_id", caller.make("/v1/organizations", body)["id"]
+    if label == "DELETE /balance-monitors/{id}":
+        account = caller.make(
+            f"{led}/accounts", {"name": "fresh", "assetCode": "BRL", "alias": f"@fresh{n}"}
+        )
+        body = {"accountId": account["id"], "measure": "available", "condition": "below"}
+        body["threshold"] = {"amount": 0, "scale": 0}
+        return "id", caller.make(f"{led}/balance-monitors", body)["id"]
     if label == "DELETE /webhooks/{id}":
         body = {"url": f"https://hooks.example.com/{n}", "eventTypes": ["*"]}
         owner = caller.ledger_url if "/ledgers/{ledger_id}/" in path else caller.org_url
@@ -304,6 +311,15 @@ def know(case: Any, label: str, real: dict[str, Any], caller: Caller) -> None:
         for field, resource in (("portfolioId", "portfolio"), ("productId", "product")):
             if body.get(field) is not None:
                 body[field] = real[resource]
+    if label == "POST /balance-monitors":
+        # An account of the ledger, one of its own (an account has at most ten monitors).
+        account = {"name": "watched", "assetCode": "BRL", "alias": f"@fz{next(_serial)}"}
+        body["accountId"] = caller.make(f"{caller.ledger_url}/accounts", account)["id"]
+    if label in {"POST /balance-monitors", "PATCH /balance-monitors/{id}"}:
+        threshold = body.get("threshold")
+        if isinstance(threshold, dict) and isinstance(threshold.get("amount"), int):
+            # What is on hold, and the overdraft used, are never negative.
+            threshold["amount"] = abs(threshold["amount"])
     if label in {"POST /asset-rates", "POST /instrument-rates"}:
         base, counter = ("baseAssetCode", "counterAssetCode")
         if label == "POST /instrument-rates":

@@ -147,6 +147,15 @@ def real(book: Book) -> dict[str, Any]:
         "alias": "@alice",
         "webhook": make("webhooks", {"url": "https://example.com/hook", "eventTypes": ["*"]}),
         "scheduled": later.json()["id"],
+        "monitor": make(
+            "balance-monitors",
+            {
+                "accountId": book.accounts["@bob"]["id"],
+                "measure": "available",
+                "condition": "above",
+                "threshold": {"amount": 10**9, "scale": 2},
+            },
+        ),
     }
 
 

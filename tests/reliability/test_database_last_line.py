@@ -19,7 +19,7 @@ from django.apps import apps
 from django.db import IntegrityError, connection, models, transaction
 
 from instruments.models import Rate, RateValue
-from organizations.models import Account, Balance
+from organizations.models import Account, Balance, BalanceMonitor
 from tests.organizations.helpers import instrument
 from transactions.models import IdempotencyKey, Operation, ScheduledPosting, Transaction
 
@@ -62,6 +62,13 @@ VIOLATIONS: dict[str, tuple[type[models.Model], dict[str, Any], dict[str, Any]]]
     "rate_amount_positive": (Rate, {"amount": 0}, {"amount": 7}),
     "rate_scale_range": (Rate, {"scale": 19}, {"scale": 18}),
     "rate_codes_differ": (Rate, {"counter_code": "BRL"}, {"counter_code": "XAU"}),
+    "monitor_measure_known": (BalanceMonitor, {"measure": "balance"}, {"measure": "onHold"}),
+    "monitor_condition_known": (BalanceMonitor, {"condition": "under"}, {"condition": "above"}),
+    "monitor_threshold_scale_range": (
+        BalanceMonitor,
+        {"threshold_scale": 19},
+        {"threshold_scale": 18},
+    ),
     "rate_value_amount_positive": (RateValue, {"amount": 0}, {"amount": 7}),
     "rate_value_scale_range": (RateValue, {"scale": 19}, {"scale": 18}),
     "account_status_known": (Account, {"status_code": "frozen"}, {"status_code": "FROZEN"}),
@@ -166,6 +173,16 @@ def rows(book, books_left_unbalanced) -> dict[type[models.Model], Any]:
         {"baseAssetCode": "BRL", "counterAssetCode": "XAU", "amount": 5, "scale": 2},
     )
     assert rate.status_code == 201, rate.content
+    monitor = book.api.post(
+        f"{book.url}/balance-monitors",
+        {
+            "accountId": book.accounts["@bob"]["id"],
+            "measure": "available",
+            "condition": "below",
+            "threshold": {"amount": 1, "scale": 0},
+        },
+    )
+    assert monitor.status_code == 201, monitor.content
     later = book.post(
         {
             "transactionTypeCode": "FUND",
@@ -181,6 +198,7 @@ def rows(book, books_left_unbalanced) -> dict[type[models.Model], Any]:
         Operation: Operation.objects.filter(type="DEBIT").latest("created_at").pk,
         Rate: uuid.UUID(rate.json()["id"]),
         RateValue: RateValue.objects.get(rate_id=rate.json()["id"]).pk,
+        BalanceMonitor: uuid.UUID(monitor.json()["id"]),
         Account: Account.objects.get(alias="@bob").pk,
     }
 
@@ -197,7 +215,7 @@ def test_the_database_refuses_each_check_violation(rows, name):
 def _positive_columns() -> list[tuple[type[models.Model], str]]:
     return [
         (model, field.attname)
-        for model in (Balance, Transaction, Operation, Rate, RateValue)
+        for model in (Balance, Transaction, Operation, Rate, RateValue, BalanceMonitor)
         for field in model._meta.concrete_fields
         if isinstance(field, POSITIVE_FIELDS)
     ]

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from django.apps import apps
 
+from organizations.models import Account
 from tests.conftest import Api, assert_error, make_token
 from tests.reliability.conftest import RESOURCE_OF_SEGMENT
 from tests.transactions.conftest import FUND, HOLD, Book
@@ -66,6 +67,7 @@ def body_for(path: str, method: str) -> tuple[Any, str | None]:
             "instrument-rates": "amount",
             "asset-rates": "amount",
             "webhooks": "description",
+            "balance-monitors": "description",
         }.get(tail, "name")
         return {field: 2 if field == "amount" else "Changed"}, None
     bodies: dict[str, Any] = {
@@ -96,6 +98,13 @@ def body_for(path: str, method: str) -> tuple[Any, str | None]:
         "charts": {"type": "totalAmountByAsset"},
         "json": INLINE_JSON,
         "webhooks": {"url": "https://example.com/hook", "eventTypes": ["*"]},
+        "balance-monitors": {
+            # The one @bob there is: the book's, in B's ledger.
+            "accountId": str(Account.objects.get(alias="@bob").pk),
+            "measure": "onHold",
+            "condition": "above",
+            "threshold": {"amount": 1, "scale": 0},
+        },
     }
     bodies["batch"] = {"transactions": [bodies["transactions"]] * 2}
     if tail not in bodies:
@@ -158,6 +167,15 @@ def world(book: Book) -> World:
         "alias": "@alice",
         "webhook": make("webhooks", {"url": "https://example.com/b", "eventTypes": ["*"]}),
         "scheduled": later.json()["id"],
+        "monitor": make(
+            "balance-monitors",
+            {
+                "accountId": book.accounts["@bob"]["id"],
+                "measure": "available",
+                "condition": "above",
+                "threshold": {"amount": 10**9, "scale": 2},
+            },
+        ),
     }
     assert HOLD  # the held template is part of the book
     return World(

@@ -133,8 +133,10 @@ def test_a_conversion_balances_each_asset_through_its_conversion_account(fx):
     )
     assert all(op["conversion"] == conversion for op in body["operations"])
     said = {op["accountAlias"]: op["description"] for op in body["operations"]}
-    assert said["@conversion/USD"] == said["@conversion/BRL"] == (
-        "Conversion of 100.00 BRL to 18.00 USD"
+    assert (
+        said["@conversion/USD"]
+        == said["@conversion/BRL"]
+        == ("Conversion of 100.00 BRL to 18.00 USD")
     )
     assert body["source"] == ["@alice", "@conversion/USD"]
     assert body["destination"] == ["@conversion/BRL", "@usd"]
