@@ -17,7 +17,11 @@ from instruments.selectors import instrument_codes_missing
 from ledgerproject.db import apply_changes, unique_among_active
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.metadata import validate_metadata
-from organizations.contents import external_account_create, external_account_delete
+from organizations.contents import (
+    external_account_create,
+    external_account_delete,
+    hold_instrument,
+)
 from organizations.locking import ledger_write
 from organizations.models import Balance, Ledger
 from outbox import events
@@ -110,9 +114,13 @@ def instrument_delete(*, instrument: Instrument) -> Instrument:
     account, the external one included, has money on hold (a pending transaction whose commit
     would land in the deleted instrument).
 
-    The instrument's balance rows are locked in id order (the order the posting engine uses),
-    so a posting running concurrently either finishes first and is seen here, or waits."""
+    The instrument's external account is held first, as a posting making a conversion account
+    of the instrument holds it (``contents.conversion_accounts_ensure``); then its balance rows
+    are locked in id order (the order the posting engine uses), so a posting running
+    concurrently either finishes first and is seen here, or waits."""
     with ledger_write(instrument):
+        ledger = Ledger(pk=instrument.ledger_id, organization_id=instrument.organization_id)
+        hold_instrument(ledger, instrument.code)
         held = (
             Balance.objects.filter(
                 organization_id=instrument.organization_id,
@@ -217,20 +225,28 @@ def _record_value(rate: Rate) -> None:
 
 
 def rate_update(*, rate: Rate, data: dict[str, Any]) -> Rate:
-    """amount, scale, source, status and metadata; a new source must keep the pair unique."""
+    """amount, scale, source, status and metadata; a new source must keep the pair unique.
+    A change that names the amount or the scale sets the rate's value from now on, even the
+    same one (it is then as old as this change: a ledger's ``max_rate_age`` counts from it).
+    The row is read again under its lock and saved as it is now, so a change made meanwhile
+    is never undone, and the value conversions use is always the rate's amount and scale."""
     try:
         with ledger_write(rate):
-            before = (rate.amount, rate.scale)
-            apply_changes(rate, data)
-            if "source" in data and _pair_taken(rate):
-                raise _pair_conflict(rate.base_code, rate.counter_code, rate.source)
-            rate.save()
-            if (rate.amount, rate.scale) != before:
-                _record_value(rate)
-            events.record(rate, events.UPDATED)
+            current = (
+                Rate.objects.select_for_update(no_key=True)
+                .filter(organization_id=rate.organization_id, pk=rate.pk)
+                .get()
+            )
+            apply_changes(current, data)
+            if "source" in data and _pair_taken(current):
+                raise _pair_conflict(current.base_code, current.counter_code, current.source)
+            current.save()
+            if "amount" in data or "scale" in data:
+                _record_value(current)
+            events.record(current, events.UPDATED)
     except IntegrityError:
         raise _pair_conflict(rate.base_code, rate.counter_code, rate.source) from None
-    return rate
+    return current
 
 
 def rate_delete(*, rate: Rate) -> Rate:

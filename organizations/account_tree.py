@@ -119,6 +119,8 @@ def tree_problems(organization_id: uuid.UUID, ledger_id: uuid.UUID) -> list[str]
             continue
         if parent["type"] == Account.EXTERNAL:
             problems.append(f"{name}: its parent is an external account")
+        if parent["type"] == Account.CONVERSION:
+            problems.append(f"{name}: its parent is a conversion account")
         if parent["deleted_at"] is not None and row["deleted_at"] is None:
             problems.append(f"{name}: its parent {parent['alias']} is deleted")
         depth = 1

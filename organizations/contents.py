@@ -251,29 +251,63 @@ def external_account_create(*, ledger: Ledger, asset_code: str) -> Account:
 
 
 def conversion_accounts_ensure(*, ledger: Ledger, asset_codes: Iterable[str]) -> None:
-    """``@conversion/<CODE>`` for each of these assets that has none: the account a conversion
-    in or out of the asset goes through (docs/CONVERSIONS.md), made by the first one. Each is
-    made in a database transaction of its own, before the posting's (a posting refused after
-    leaves it, empty, as a later one would have made it), under the ledger's lock for changes
-    of its accounts' shape, so that two first conversions make it once: the second finds the
-    first's. An asset that is not an active instrument gets none (0034)."""
-    wanted = {f"{Account.CONVERSION_PREFIX}{code}": code for code in asset_codes}
+    """Inside a posting's database transaction, before its balance locks: ``@conversion/<CODE>``
+    for each of these assets that has none (docs/CONVERSIONS.md), made by the first conversion
+    in or out of the asset and committed with it, or not at all.
+
+    Each asset's instrument is held first, its ``@external/<CODE>`` row taken ``FOR NO KEY
+    UPDATE`` in code order (``hold_instrument``: ``instrument_delete`` takes the same row before
+    anything else, so the two never wait for each other crosswise, and postings, whose foreign
+    keys take that row ``FOR KEY SHARE``, never wait for it). Two first conversions racing
+    insert the account once: the second's insert waits for the first to commit, then does
+    nothing, and the posting reads the first's account. 0034 when an asset is not an active
+    instrument of the ledger."""
+    codes = sorted(set(asset_codes))
+    for code in codes:
+        hold_instrument(ledger, code)
+    wanted = {f"{Account.CONVERSION_PREFIX}{code}": code for code in codes}
     for alias in sorted(set(wanted) - _active_aliases(ledger, wanted)):
-        with ledger_write(ledger, account_tree=True):
-            if _active_aliases(ledger, [alias]):
-                continue
-            code = wanted[alias]
-            _lock_asset_active(ledger, code)
-            _account_insert(
-                Account(
-                    organization_id=ledger.organization_id,
-                    ledger=ledger,
-                    name=f"Conversion {code}",
-                    alias=alias,
-                    type=Account.CONVERSION,
-                    asset_code=code,
-                )
+        code = wanted[alias]
+        account = Account(
+            organization_id=ledger.organization_id,
+            ledger=ledger,
+            name=f"Conversion {code}",
+            alias=alias,
+            type=Account.CONVERSION,
+            asset_code=code,
+        )
+        Account.objects.bulk_create([account], ignore_conflicts=True)
+        if Account.objects.filter(organization_id=ledger.organization_id, pk=account.pk).exists():
+            Balance.objects.create(
+                organization_id=ledger.organization_id,
+                ledger_id=ledger.pk,
+                account=account,
+                asset_code=code,
+                is_external=True,
             )
+            events.record(account, events.CREATED)
+
+
+def hold_instrument(ledger: Ledger, asset_code: str) -> None:
+    """The instrument is active, and stays so until this database transaction ends: its
+    ``@external/<CODE>`` account (made and deleted with it) locked ``FOR NO KEY UPDATE``."""
+    found = (
+        Account.objects.filter(
+            organization_id=ledger.organization_id,
+            ledger_id=ledger.pk,
+            alias=f"{Account.EXTERNAL_PREFIX}{asset_code}",
+            type=Account.EXTERNAL,
+            deleted_at__isnull=True,
+        )
+        .select_for_update(no_key=True)
+        .exists()
+    )
+    if not found:
+        raise LedgerError(
+            ErrorCode.ASSET_CODE_NOT_FOUND,
+            f"No active instrument with code '{asset_code}' in this ledger.",
+            fields={"assetCode": "not an active instrument of this ledger"},
+        )
 
 
 def _active_aliases(ledger: Ledger, aliases: Iterable[str]) -> set[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from organizations.models import Account
 from templates_dsl import ast, limits
 from templates_dsl.errors import TemplateError
 from templates_dsl.lexer import VARIABLE_RE
@@ -14,6 +15,7 @@ MAX_SCALE = 18
 MAX_METADATA_KEY_LENGTH = 100
 MAX_METADATA_VALUE_LENGTH = 2000
 MAX_SOURCE_LENGTH = 256  # a rate's source (``instruments.models.Rate.source``)
+CONVERSION_PREFIX = Account.CONVERSION_PREFIX
 
 Problem = tuple[ast.Span, str]
 
@@ -27,6 +29,7 @@ def check_template(t: ast.Template) -> None:
         *_convert_problems(t.convert, t.send),
         *_distribute_problems(t.distribute, t.send, t.convert),
         *_variable_problems(t),
+        *_alias_problems(t),
     ]
     if problems:
         span, message = min(problems, key=lambda problem: problem[0])
@@ -97,7 +100,7 @@ def _amount_problems(amount: ast.Amount, expected: Expected | None) -> list[Prob
             problems.append((term.span, f"amount {term.literal}; expected 0 to {ast.MAX_AMOUNT}"))
     if expected is None:
         problems += _scale_problems(amount.scale, amount.scale_span)
-    elif amount.scale != expected[1]:
+    elif amount.scale != expected.scale:
         problems.append(
             (
                 amount.scale_span,
@@ -196,6 +199,16 @@ def _descriptions(t: ast.Template) -> list[tuple[str, ast.Span]]:
     described += [(node.description, node.description_span) for node in t.froms()]
     described += [(node.description, node.description_span) for node in t.destinations()]
     return [(text, span) for text, span in described if text is not None]
+
+
+def _alias_problems(t: ast.Template) -> list[Problem]:
+    """The ledger's conversion accounts move only through ``(convert ...)``."""
+    return [
+        (leg.account.span, f"{leg.account.alias}: the ledger's conversion accounts move only "
+         "through (convert ...); expected another account")
+        for leg in t.legs()
+        if leg.account.alias is not None and leg.account.alias.startswith(CONVERSION_PREFIX)
+    ]  # fmt: skip
 
 
 def _variable_problems(t: ast.Template) -> list[Problem]:

@@ -250,10 +250,12 @@ def _values(template: ast.Template, given: dict[str, object]) -> dict[str, int |
             invalid[f"variables.{name}"] = amount
     for name in accounts:
         alias = given[name]
-        if isinstance(alias, str) and ALIAS_RE.fullmatch(alias):
-            values[name] = alias
-        else:
+        if not (isinstance(alias, str) and ALIAS_RE.fullmatch(alias)):
             invalid[f"variables.{name}"] = "must be an account alias such as @alice"
+        elif alias.startswith(Account.CONVERSION_PREFIX):
+            invalid[f"variables.{name}"] = "a conversion account moves only through a conversion"
+        else:
+            values[name] = alias
     if invalid:
         names = ", ".join(key.removeprefix("variables.") for key in invalid)
         raise LedgerError(ErrorCode.BAD_REQUEST, f"Invalid variables: {names}.", fields=invalid)

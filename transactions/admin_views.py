@@ -373,7 +373,7 @@ def ledger_post(request: HttpRequest, object_id: str, *, model_admin: Any) -> Ht
     aliases = list(
         Account.objects.filter(
             ledger_id=ledger.pk,
-            asset_code__in=[compiled.send.asset, *compiled.delivered()[:1]],
+            asset_code__in=[compiled.send.asset, compiled.delivered()[0]],
             deleted_at__isnull=True,
         )
         .order_by("alias")

@@ -78,7 +78,6 @@ def _attempt(
     ledger, requests, atomic = run.ledger, run.requests, run.atomic
     run.replay_known()
     run.plan(lookups)
-    run.make_conversion_accounts()
     run.refuse_before_locks()
     run.prepare_before_locks()
     if claim is None and not run.open():  # every item replayed or refused: nothing to write
@@ -98,6 +97,7 @@ def _attempt(
                     return Batch([], replay=replay)
                 record = taken.mine[claim.key]
             repeats = run.take_keys()
+            run.make_conversion_accounts()
             run.lock()
             run.apply(skip=set(repeats))
             run.raise_first_refusal()

@@ -68,6 +68,17 @@ def check_account(account: Account, direction: str, asset: str) -> None:
         )
 
 
+def check_conversion_account(account: Account) -> None:
+    """A conversion goes through the ledger's own conversion account, never through a client's
+    account that took its alias before the ledger reserved it."""
+    if account.type != Account.CONVERSION:
+        raise LedgerError(
+            ErrorCode.ACTION_NOT_PERMITTED,
+            f"The alias {account.alias} belongs to an account of type {account.type}, not to "
+            "the ledger's conversion account: rename that account to convert in its asset.",
+        )
+
+
 @dataclass(frozen=True)
 class Guard:
     """After the locks: the ledger is active (and held against its delete), every asset is an

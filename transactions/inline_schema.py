@@ -16,12 +16,8 @@ TEXT = {"type": "string", "nullable": True, "maxLength": 2000}
 
 
 def _closed(properties: dict[str, Any], *required: str) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(required),
-        "additionalProperties": False,
-    }
+    closed = {"type": "object", "properties": properties, "additionalProperties": False}
+    return {**closed, "required": list(required)} if required else closed
 
 
 AMOUNT = _closed(
@@ -94,6 +90,20 @@ INLINE_JSON = _closed(
             "amount",
             "source",
         ),
+        "convert": {
+            **_closed(
+                {
+                    "asset": ASSET,
+                    "scale": {"type": "integer", "minimum": 0, "maximum": 18},
+                    "rateSource": {"type": "string", "maxLength": 256, "nullable": True},
+                },
+                "asset",
+                "scale",
+            ),
+            "nullable": True,
+            "description": "Deliver the send in this asset at this scale, at the ledger's "
+            "stored rate (docs/CONVERSIONS.md); the destinations then name it.",
+        },
         "distribute": _closed(
             {
                 "to": {"type": "array", "maxItems": MAX_LEGS, "items": LEG},
@@ -105,6 +115,27 @@ INLINE_JSON = _closed(
         "parentTransactionId": {"type": "string", "format": "uuid", "nullable": True},
         "expiresAt": {"type": "string", "format": "date-time", "nullable": True},
         "effectiveAt": {"type": "string", "format": "date-time", "nullable": True},
+        "rate": {
+            **_closed(
+                {
+                    "id": {"type": "string", "format": "uuid", "nullable": True},
+                    "expected": {
+                        **_closed(
+                            {
+                                "amount": {"type": "integer", "minimum": 1},
+                                "scale": {"type": "integer", "minimum": 0, "maximum": 18},
+                            },
+                            "amount",
+                            "scale",
+                        ),
+                        "nullable": True,
+                    },
+                    "toleranceBps": {"type": "integer", "minimum": 0, "maximum": 10000},
+                }
+            ),
+            "nullable": True,
+            "description": "For a template that converts: the rate it may convert at.",
+        },
     },
     "chartOfAccountsGroupName",
     "send",

@@ -155,7 +155,7 @@ def check_transactions_balance(ledger: Ledger) -> list[str]:
     for row in rows:
         pk, status, reversal, amount, debits, credits, held, settled, released, parent, asset = row
         if debits != credits:
-            problems.append(f"transaction {pk}: debits {debits} != credits {credits}")
+            problems.append(f"transaction {pk}: debits {debits} != credits {credits} in {asset}")
         if status == Transaction.SENT and not released and debits != amount:
             problems.append(f"transaction {pk}: moved {debits}, amount is {amount}")
         if status == Transaction.PRE_APPROVED and (held != amount or settled or debits):

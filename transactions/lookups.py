@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from operator import itemgetter
 from typing import Any
 
+from django.db import transaction
 from django.utils import timezone
 
 from instruments.conversion import ChosenRate, RateTerms, choose_rate
@@ -49,8 +50,8 @@ ACCOUNTS_FROM = (
 # What a posting reads of an account (``prepare`` and ``guards.check_account``): its other
 # columns (three timestamps, a JSON document, names) cost a posting more to load than to send.
 POSTING_ACCOUNT_FIELDS = (
-    "id", "alias", "portfolio", "asset_code", "status_code", "allow_sending", "allow_receiving",
-    "deleted_at",
+    "id", "alias", "type", "portfolio", "asset_code", "status_code", "allow_sending",
+    "allow_receiving", "deleted_at",
 )  # fmt: skip
 ACCOUNTS_SQL = Select(Account, "a", ACCOUNTS_FROM, only=POSTING_ACCOUNT_FIELDS)
 # The active accounts with these aliases and their balances, the balances locked in balance-id
@@ -170,14 +171,17 @@ class PostingLookups:
                     fields={"rate": "the template does not convert"},
                 )
             return None
-        return choose_rate(
-            self.ledger,
-            tree.send.asset,
-            convert.asset,
-            at or timezone.now(),
-            source=convert.rate_source,
-            terms=terms,
-        )
+        # In a database transaction: on a connection kept from an earlier request, a first
+        # statement that fails there is made again on a new one (``health``).
+        with transaction.atomic():
+            return choose_rate(
+                self.ledger,
+                tree.send.asset,
+                convert.asset,
+                at or timezone.now(),
+                source=convert.rate_source,
+                terms=terms,
+            )
 
     def preload_accounts(self, aliases: Iterable[str]) -> None:
         """Read the accounts with these aliases that are not held yet, with no lock (a dry run;

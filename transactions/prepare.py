@@ -16,13 +16,13 @@ from ledgerproject import actors
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.formats import render_timestamp
 from ledgerproject.metadata import validate_metadata
-from organizations.models import Ledger
+from organizations.models import Account, Ledger
 from organizations.periods import check_open
 from templates_dsl.ast import Template
 from templates_dsl.models import TransactionTemplate
 from templates_dsl.planner import PostingPlan
 from transactions import idempotency
-from transactions.guards import check_account
+from transactions.guards import check_account, check_conversion_account
 from transactions.lookups import PostingLookups
 from transactions.models import IdempotencyKey, Operation, Transaction
 from transactions.money import CREDIT, DEBIT, Leg, Step
@@ -121,6 +121,8 @@ def prepare(
     converts = plan.conversion is not None
     for leg in plan.legs:
         account = accounts[leg.alias]
+        if converts and leg.alias.startswith(Account.CONVERSION_PREFIX):
+            check_conversion_account(account)
         check_account(account, leg.direction, leg.asset)
         legs.append(
             Leg(

@@ -6,7 +6,6 @@ under one guard, and the keys settled. A single posting is a run of one item."""
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
@@ -111,20 +110,18 @@ class Run:
         )
 
     def make_conversion_accounts(self) -> None:
-        """Before the posting's database transaction: the conversion accounts the planned
-        conversions go through, made if this is the first conversion in or out of an asset.
-        An asset that is no active instrument gets none: the posting is refused for that
-        after, by its checks."""
-        codes = {
-            code
-            for _, plan in self.planned.values()
-            if plan.conversion is not None
-            for part in ("sent", "delivered")
-            for code in [plan.conversion[part]["assetCode"]]
-        }
-        if codes:
-            with contextlib.suppress(LedgerError):
+        """Inside the database transaction, before the locks: the conversion accounts of the
+        open items' conversions, made by the first conversion in or out of an asset
+        (``contents.conversion_accounts_ensure``); an item converting from or to an asset that
+        is no longer an active instrument is refused (0034)."""
+        for index, (_, plan) in self.planned.items():
+            if self.outcomes[index] is not None or plan.conversion is None:
+                continue
+            codes = [plan.conversion[part]["assetCode"] for part in ("sent", "delivered")]
+            try:
                 conversion_accounts_ensure(ledger=self.ledger, asset_codes=codes)
+            except LedgerError as error:
+                self.refuse(index, error)
 
     def aliases(self, *, written: bool = False) -> set[str]:
         """The accounts the open planned items name; ``written``: only those whose balances

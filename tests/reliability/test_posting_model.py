@@ -238,7 +238,7 @@ class Model:
         debited = {alias for alias, side, _, _ in legs if side == "DEBIT"}
         if any(side == "CREDIT" and alias in debited for alias, side, _, _ in legs):
             raise Refused("0090")
-        if rate is not None and posting:  # planned: the first conversion makes them
+        if rate is not None and posting:  # made with it (and gone if it is refused)
             for alias, asset in (("@conversion/BRL", "BRL"), ("@conversion/USD", "USD")):
                 self.accounts.setdefault(alias, ModelAccount(alias, asset, external=True))
         if any(alias not in self.accounts for alias, _, _, _ in legs):
@@ -400,6 +400,12 @@ class PostingMachine(RuleBasedStateMachine):
         self.expect(response, 201)
         self.model.accounts[alias] = ModelAccount(alias=alias, asset=asset)
 
+    def forget_accounts_since(self, before: set[str]) -> None:
+        """A refused posting is rolled back whole: the conversion accounts its plan made are
+        not there."""
+        for alias in set(self.model.accounts) - before:
+            del self.model.accounts[alias]
+
     def change_flags(self, alias: str, change: dict[str, Any]) -> None:
         account = self.model.accounts.get(alias)
         if account is None or account.external:
@@ -453,7 +459,10 @@ class PostingMachine(RuleBasedStateMachine):
             alias = data.draw(st.sampled_from(ALIASES))
             self.open_account(alias, data.draw(st.sampled_from(["BRL", "BRL", "USD"])))
         elif action == "fund":
-            alias = data.draw(st.sampled_from(sorted(self.model.accounts)))
+            # Funded by a deposit: any account but a conversion account (only conversions
+            # move those).
+            funded = sorted(a for a in self.model.accounts if "@conversion/" not in a)
+            alias = data.draw(st.sampled_from(funded))
             huge = st.sampled_from([10**30, 10**36])  # past 64 bits; 10**36 overflows at 18
             self.fund(alias, data.draw(st.integers(1, 50_000) | huge))
         else:
@@ -551,8 +560,15 @@ class PostingMachine(RuleBasedStateMachine):
         """Conversions get a rule of their own, and are sometimes reverted (or, pending,
         canceled) straight away; the model expects both assets back exactly where they were."""
         shape = self.shapes_by_code[data.draw(st.sampled_from(self.converting()))]
+        body = self.draw_body(shape, data, True, None)
+        # From the accounts funded at the start (or the outside world), so that most convert.
+        first = data.draw(st.sampled_from(["@a", "@b", "@external/BRL"]), label="funded")
+        body["variables"]["f0"] = first
+        if shape.sources == 2:
+            body["variables"]["f1"] = "@a" if first == "@external/BRL" else "@external/BRL"
+        key = Keyed(key=f"key-{next(self.keys)}", body=body) if keyed else None
         before = set(self.model.txs)
-        self.post(shape=shape, data=data, consistent=True, pending=None, keyed=keyed)
+        self.send(shape, body, key)
         made = set(self.model.txs) - before
         if then and made:
             self.act(data=data, action=then, tx_id=made.pop())
@@ -617,7 +633,8 @@ class PostingMachine(RuleBasedStateMachine):
         """A posting's body: accounts mostly of the asset and apart, amounts that add up
         (``consistent``) or anything."""
         variables: dict[str, Any] = {}
-        unusual = [*sorted(self.model.accounts), "@ghost"]
+        # Any alias a client may name (the ledger's conversion accounts are not theirs to).
+        unusual = [*sorted(a for a in self.model.accounts if "@conversion/" not in a), "@ghost"]
         for name in shape.account_names:
             # Sources send BRL; destinations receive BRL, or USD from a conversion.
             asset = "USD" if name[0] != "f" and shape.convert is not None else "BRL"
@@ -664,6 +681,7 @@ class PostingMachine(RuleBasedStateMachine):
         days_ago = _days_ago(body.get("effectiveAt"))
         closed = self.model.closed_days_ago
         at = body.get("effectiveAt")
+        before = set(self.model.accounts)
         try:
             legs = self.model.plan(shape, body["variables"], at and _instant(at))
             if days_ago is not None and closed is not None and days_ago >= closed:
@@ -672,6 +690,7 @@ class PostingMachine(RuleBasedStateMachine):
             steps = holds if pending else legs
             self.model.apply(steps, shape.scales(), days_ago)
         except Refused as refusal:
+            self.forget_accounts_since(before)
             converting = " (conversion)" if shape.convert is not None else ""
             tally(f"post refused {refusal.code}{converting}")
             self.expect(response, 422, refusal.code)
@@ -684,7 +703,18 @@ class PostingMachine(RuleBasedStateMachine):
         assert answer["amount"] == {"amount": body["variables"]["total"], "scale": shape.scale}
         self.record_tx(answer, legs, shape.scales(), funding=shape.code == "FUND")
         if shape.convert is not None:
-            tally("conversion " + answer["conversion"]["rate"]["direction"])
+            # What it recorded: the model's rate, both amounts, the direction it was stored in.
+            (paid,) = [x for a, side, x in legs if a == "@conversion/USD"]
+            recorded = answer["conversion"]
+            assert recorded["delivered"] == {
+                "assetCode": "USD", "amount": int(paid * 10**shape.convert),
+                "scale": shape.convert,
+            }  # fmt: skip
+            assert recorded["sent"]["amount"] == body["variables"]["total"]
+            assert recorded["rate"]["id"] == self.rate["id"]
+            inverse = self.rate["baseAssetCode"] == "USD"
+            assert recorded["rate"]["direction"] == ("INVERSE" if inverse else "DIRECT")
+            tally("conversion " + recorded["rate"]["direction"])
         if key:
             key.status, key.answer = 201, response.content
             self.keyed.append(key)
@@ -943,6 +973,7 @@ class PostingMachine(RuleBasedStateMachine):
             row, found = self.scheduled[scheduled_id], stored[scheduled_id]
             days = (timezone.now().date() - at.date()).days
             pending = row.shape.pending if row.body.get("pending") is None else row.body["pending"]
+            before = set(self.model.accounts)
             try:
                 legs = self.model.plan(row.shape, row.body["variables"], at)
                 if closed is not None and days >= closed:
@@ -950,6 +981,7 @@ class PostingMachine(RuleBasedStateMachine):
                 holds = [(a, "HOLD", x) for a, side, x in legs if side == "DEBIT"]
                 self.model.apply(holds if pending else legs, row.shape.scales(), days or None)
             except Refused as refusal:
+                self.forget_accounts_since(before)
                 tally(f"scheduled failed {refusal.code}")
                 assert (found.status, found.error["code"]) == ("FAILED", refusal.code)
                 row.status = "FAILED"
