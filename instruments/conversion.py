@@ -24,8 +24,9 @@ from organizations.models import Ledger
 
 DIRECT, INVERSE = "DIRECT", "INVERSE"
 MAX_TOLERANCE_BPS = 10_000  # 100 % of the expected rate
-# A rate whose status is INACTIVE now (as a delete leaves it, or as a PATCH may set it) takes
-# part in no conversion, at any effective time: a status has no history to go back to.
+# A rate set INACTIVE by a PATCH takes part in no conversion, at any effective time: a status
+# has no history to go back to. A deleted rate (INACTIVE too) still converts for a posting
+# effective before its delete.
 INACTIVE = "INACTIVE"
 SHOWN = 10  # rates named in a refusal at most
 
@@ -177,7 +178,7 @@ def _in_force(
             | Q(base_code=to_code, counter_code=from_code)
         )
         .filter(Q(deleted_at__isnull=True) | Q(deleted_at__gt=at), created_at__lte=at)
-        .exclude(status_code=INACTIVE)
+        .exclude(status_code=INACTIVE, deleted_at__isnull=True)
         .annotate(
             value_amount=Subquery(value.values("amount")[:1]),
             value_scale=Subquery(value.values("scale")[:1]),

@@ -17,13 +17,9 @@ from instruments.selectors import instrument_codes_missing
 from ledgerproject.db import apply_changes, unique_among_active
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.metadata import validate_metadata
-from organizations.contents import (
-    external_account_create,
-    external_account_delete,
-    hold_instrument,
-)
+from organizations.contents import external_account_create, external_account_delete
 from organizations.locking import ledger_write
-from organizations.models import Balance, Ledger
+from organizations.models import Account, Balance, Ledger
 from outbox import events
 
 CODE_PATTERN = re.compile(r"[A-Z0-9]+")
@@ -114,13 +110,17 @@ def instrument_delete(*, instrument: Instrument) -> Instrument:
     account, the external one included, has money on hold (a pending transaction whose commit
     would land in the deleted instrument).
 
-    The instrument's external account is held first, as a posting making a conversion account
-    of the instrument holds it (``contents.conversion_accounts_ensure``); then its balance rows
+    The instrument's external account is locked first, against those that hold the instrument
+    (``contents.hold_instrument``: an account's create, a conversion); then its balance rows
     are locked in id order (the order the posting engine uses), so a posting running
     concurrently either finishes first and is seen here, or waits."""
     with ledger_write(instrument):
-        ledger = Ledger(pk=instrument.ledger_id, organization_id=instrument.organization_id)
-        hold_instrument(ledger, instrument.code)
+        Account.objects.select_for_update(no_key=True).filter(
+            organization_id=instrument.organization_id,
+            ledger_id=instrument.ledger_id,
+            alias=f"{Account.EXTERNAL_PREFIX}{instrument.code}",
+            type=Account.EXTERNAL,
+        ).exists()
         held = (
             Balance.objects.filter(
                 organization_id=instrument.organization_id,

@@ -9,13 +9,13 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
-from ledgerproject.db import apply_changes, unique_among_active
+from ledgerproject.db import apply_changes, by_database, unique_among_active
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.metadata import validate_metadata
-from organizations import account_tree
+from organizations import account_tree, monitors
 from organizations.locking import (
     ledger_write,
 )
@@ -209,30 +209,6 @@ def _account_insert(account: Account, overdraft_limit: dict[str, int] | None = N
     return events.record(account, events.CREATED)
 
 
-def _lock_asset_active(ledger: Ledger, asset_code: str) -> None:
-    """The asset is an active instrument of the ledger. An instrument is created and deleted
-    together with its ``@external/<CODE>`` account, in one database transaction, so that account
-    answers for it; locking its row keeps a concurrent delete of the instrument out until the
-    new account (whose balance that delete must then see) is committed."""
-    external = (
-        Account.objects.filter(
-            organization_id=ledger.organization_id,
-            ledger_id=ledger.pk,
-            alias=f"{Account.EXTERNAL_PREFIX}{asset_code}",
-            type=Account.EXTERNAL,
-            deleted_at__isnull=True,
-        )
-        .select_for_update()
-        .first()
-    )
-    if external is None:
-        raise LedgerError(
-            ErrorCode.ASSET_CODE_NOT_FOUND,
-            f"No active instrument with code '{asset_code}' in this ledger.",
-            fields={"assetCode": "not an active instrument of this ledger"},
-        )
-
-
 def external_account_create(*, ledger: Ledger, asset_code: str) -> Account:
     """``@external/<CODE>``: the ledger's counterparty for an instrument; it may go negative.
 
@@ -250,22 +226,19 @@ def external_account_create(*, ledger: Ledger, asset_code: str) -> Account:
         )
 
 
-def conversion_accounts_ensure(*, ledger: Ledger, asset_codes: Iterable[str]) -> None:
+def conversion_accounts_ensure(*, ledger: Ledger, asset_codes: Iterable[str]) -> set[str]:
     """Inside a posting's database transaction, before its balance locks: ``@conversion/<CODE>``
     for each of these assets that has none (docs/CONVERSIONS.md), made by the first conversion
-    in or out of the asset and committed with it, or not at all.
+    in or out of the asset and committed with it, or not at all. Answers the codes that are
+    not active instruments of the ledger (none made for them).
 
-    Each asset's instrument is held first, its ``@external/<CODE>`` row taken ``FOR NO KEY
-    UPDATE`` in code order (``hold_instrument``: ``instrument_delete`` takes the same row before
-    anything else, so the two never wait for each other crosswise, and postings, whose foreign
-    keys take that row ``FOR KEY SHARE``, never wait for it). Two first conversions racing
-    insert the account once: the second's insert waits for the first to commit, then does
-    nothing, and the posting reads the first's account. 0034 when an asset is not an active
-    instrument of the ledger."""
+    Every asset's instrument is held first, in code order (``hold_instrument``), so that it is
+    not deleted meanwhile. Two first conversions racing insert the account once: the second's
+    insert waits for the first to commit, then does nothing, and the posting reads the first's
+    account."""
     codes = sorted(set(asset_codes))
-    for code in codes:
-        hold_instrument(ledger, code)
-    wanted = {f"{Account.CONVERSION_PREFIX}{code}": code for code in codes}
+    missing = {code for code in codes if not _held(ledger, code)}
+    wanted = {f"{Account.CONVERSION_PREFIX}{code}": code for code in codes if code not in missing}
     for alias in sorted(set(wanted) - _active_aliases(ledger, wanted)):
         code = wanted[alias]
         account = Account(
@@ -286,28 +259,51 @@ def conversion_accounts_ensure(*, ledger: Ledger, asset_codes: Iterable[str]) ->
                 is_external=True,
             )
             events.record(account, events.CREATED)
+    return missing
 
 
 def hold_instrument(ledger: Ledger, asset_code: str) -> None:
-    """The instrument is active, and stays so until this database transaction ends: its
-    ``@external/<CODE>`` account (made and deleted with it) locked ``FOR NO KEY UPDATE``."""
-    found = (
-        Account.objects.filter(
-            organization_id=ledger.organization_id,
-            ledger_id=ledger.pk,
-            alias=f"{Account.EXTERNAL_PREFIX}{asset_code}",
-            type=Account.EXTERNAL,
-            deleted_at__isnull=True,
-        )
-        .select_for_update(no_key=True)
-        .exists()
-    )
-    if not found:
+    """The asset is an active instrument of the ledger, and stays one until this database
+    transaction ends (else 0034). An instrument is created and deleted together with its
+    ``@external/<CODE>`` account, so that account answers for it: its row is share-locked, which
+    keeps the instrument's delete out (``instrument_delete`` locks that row first, before any
+    balance) and nothing else: neither another holder, nor the foreign-key checks of the
+    postings that name the account."""
+    if not _held(ledger, asset_code):
         raise LedgerError(
             ErrorCode.ASSET_CODE_NOT_FOUND,
             f"No active instrument with code '{asset_code}' in this ledger.",
             fields={"assetCode": "not an active instrument of this ledger"},
         )
+
+
+# The instrument's external account, share-locked (PostgreSQL; parameters: the organization,
+# the ledger, the alias). Django's select_for_update has no FOR SHARE.
+HOLD_INSTRUMENT = (
+    "SELECT 1 FROM organizations_account WHERE organization_id = %s AND ledger_id = %s "
+    "AND alias = %s AND type = 'external' AND deleted_at IS NULL FOR SHARE"
+)
+
+
+def _held_postgresql(ledger: Ledger, asset_code: str) -> bool:
+    alias = f"{Account.EXTERNAL_PREFIX}{asset_code}"
+    with connection.cursor() as cursor:
+        cursor.execute(HOLD_INSTRUMENT, [ledger.organization_id, ledger.pk, alias])
+        return cursor.fetchone() is not None
+
+
+def _held_sqlite(ledger: Ledger, asset_code: str) -> bool:
+    """SQLite has no row locks: its writers are serialized."""
+    return Account.objects.filter(
+        organization_id=ledger.organization_id,
+        ledger_id=ledger.pk,
+        alias=f"{Account.EXTERNAL_PREFIX}{asset_code}",
+        type=Account.EXTERNAL,
+        deleted_at__isnull=True,
+    ).exists()
+
+
+_held = by_database(postgresql=_held_postgresql, sqlite=_held_sqlite)
 
 
 def _active_aliases(ledger: Ledger, aliases: Iterable[str]) -> set[str]:
@@ -333,6 +329,7 @@ def external_account_delete(*, ledger_id: Any, asset_code: str) -> int:
     )
     deleted = 0
     for account in found:
+        monitors.retire_with_account(account)
         _soft_delete(account)
         deleted += 1
     return deleted
@@ -393,7 +390,7 @@ def account_create(
     )
     with ledger_write(ledger, account_tree=parent_account_id is not None):
         account_tree.parent_for(account, parent_account_id, moving=False)
-        _lock_asset_active(ledger, asset_code)
+        hold_instrument(ledger, asset_code)
         with unique_among_active(same_alias, _alias_conflict(account.alias)):
             _account_insert(account, overdraft_limit)
     return account
@@ -467,5 +464,6 @@ def account_delete(*, account: Account) -> Account:
                 ErrorCode.BALANCE_REMAINING,
                 "The account still holds a balance; move it out before deleting the account.",
             )
+        monitors.retire_with_account(account)
         _soft_delete(account)
     return account

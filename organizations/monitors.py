@@ -22,7 +22,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from ledgerproject.amounts import rescale
+from ledgerproject.amounts import in_range, rescale
 from ledgerproject.db import apply_changes
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.metadata import validate_metadata
@@ -32,6 +32,9 @@ from outbox import events
 from outbox.models import Event
 
 MAX_PER_ACCOUNT = 10
+# A monitor whose status is INACTIVE watches nothing until it is set active again (it then
+# takes the balance as it finds it, as a new monitor does).
+INACTIVE = "INACTIVE"
 
 
 def value_of(measure: str, available: int, on_hold: int) -> int:
@@ -69,7 +72,11 @@ class Crossings:
         for monitor in self.changed.values():
             BalanceMonitor.objects.filter(
                 organization_id=monitor.organization_id, pk=monitor.pk
-            ).update(holds=monitor.holds, last_triggered_at=monitor.last_triggered_at)
+            ).update(
+                holds=monitor.holds,
+                last_triggered_at=monitor.last_triggered_at,
+                updated_at=monitor.updated_at,
+            )
 
 
 def crossings(balances: Sequence[Balance], operations: Sequence[Any]) -> Crossings:
@@ -81,11 +88,15 @@ def crossings(balances: Sequence[Balance], operations: Sequence[Any]) -> Crossin
     if not watched:
         return found
     by_account: dict[uuid.UUID, list[BalanceMonitor]] = {}
-    rows = BalanceMonitor.objects.filter(
-        organization_id=balances[0].organization_id,
-        account_id__in=watched,
-        deleted_at__isnull=True,
-    ).order_by("created_at", "id")
+    rows = (
+        BalanceMonitor.objects.filter(
+            organization_id=balances[0].organization_id,
+            account_id__in=watched,
+            deleted_at__isnull=True,
+        )
+        .exclude(status_code=INACTIVE)
+        .order_by("created_at", "id")
+    )
     for monitor in rows:
         by_account.setdefault(monitor.account_id, []).append(monitor)
     now = timezone.now()
@@ -99,7 +110,7 @@ def crossings(balances: Sequence[Balance], operations: Sequence[Any]) -> Crossin
                 after or monitor.condition == BalanceMonitor.CROSSING
             )
             if after != monitor.holds:
-                monitor.holds = after
+                monitor.holds, monitor.updated_at = after, now
                 found.changed[monitor.pk] = monitor
             if fires:
                 monitor.last_triggered_at = now
@@ -129,11 +140,11 @@ def _triggered(monitor: BalanceMonitor, op: Any) -> dict[str, Any]:
 # --- create, update, delete -----------------------------------------------------------------
 
 
-def _locked_balance(account: Account) -> Balance:
+def _locked_balance(organization_id: uuid.UUID, account_id: uuid.UUID) -> Balance:
     """The account's balance, locked: monitors change only under it (the module's docstring)."""
     return (
         Balance.objects.select_for_update()
-        .filter(organization_id=account.organization_id, account_id=account.pk)
+        .filter(organization_id=organization_id, account_id=account_id)
         .get()
     )
 
@@ -164,6 +175,8 @@ def _check(measure: str, condition: str, threshold: int, scale: int) -> None:
         problems["threshold.scale"] = "0 to 18"
     if measure in (BalanceMonitor.ON_HOLD, BalanceMonitor.OVERDRAFT_USED) and threshold < 0:
         problems["threshold.amount"] = f"{measure} is never negative"
+    elif not in_range(threshold):
+        problems["threshold.amount"] = "at most 38 digits"
     if problems:
         raise LedgerError(
             ErrorCode.BAD_REQUEST,
@@ -190,7 +203,8 @@ def monitor_create(
     _check(measure, condition, amount, scale)
     with ledger_write(ledger):
         account = _active_account(ledger, account_id)
-        balance = _locked_balance(account)
+        balance = _locked_balance(account.organization_id, account.pk)
+        _active_account(ledger, account_id)  # not deleted while we waited for its balance
         active = BalanceMonitor.objects.filter(
             organization_id=ledger.organization_id, account_id=account.pk, deleted_at__isnull=True
         )
@@ -228,12 +242,8 @@ def monitor_update(*, monitor: BalanceMonitor, data: dict[str, Any]) -> BalanceM
     if threshold is not None:
         data["threshold"], data["threshold_scale"] = threshold["amount"], threshold["scale"]
     with ledger_write(monitor):
-        current = BalanceMonitor.objects.select_related("account").get(
-            organization_id=monitor.organization_id, pk=monitor.pk
-        )
-        if current.deleted_at is not None:
-            raise LedgerError(ErrorCode.ALREADY_REMOVED, "The monitor has already been removed.")
-        balance = _locked_balance(current.account)
+        balance = _locked_balance(monitor.organization_id, monitor.account_id)
+        current = _read_again(monitor)
         apply_changes(current, data)
         _check(current.measure, current.condition, current.threshold, current.threshold_scale)
         current.holds = holds(current, balance.available, balance.on_hold, balance.scale)
@@ -244,12 +254,8 @@ def monitor_update(*, monitor: BalanceMonitor, data: dict[str, Any]) -> BalanceM
 
 def monitor_delete(*, monitor: BalanceMonitor) -> BalanceMonitor:
     with ledger_write(monitor):
-        current = BalanceMonitor.objects.select_related("account").get(
-            organization_id=monitor.organization_id, pk=monitor.pk
-        )
-        if current.deleted_at is not None:
-            raise LedgerError(ErrorCode.ALREADY_REMOVED, "The monitor has already been removed.")
-        balance = _locked_balance(current.account)
+        balance = _locked_balance(monitor.organization_id, monitor.account_id)
+        current = _read_again(monitor)
         current.deleted_at = timezone.now()
         current.save(update_fields=["deleted_at", "updated_at"])
         others = BalanceMonitor.objects.filter(
@@ -261,6 +267,31 @@ def monitor_delete(*, monitor: BalanceMonitor) -> BalanceMonitor:
             _mark(balance, monitored=False)
         events.record(current, events.DELETED)
     return current
+
+
+def _read_again(monitor: BalanceMonitor) -> BalanceMonitor:
+    """The monitor as it is now, under its balance's lock (taken first, by the account, which a
+    monitor never changes): a change committed meanwhile is never undone."""
+    current = BalanceMonitor.objects.get(organization_id=monitor.organization_id, pk=monitor.pk)
+    if current.deleted_at is not None:
+        raise LedgerError(ErrorCode.ALREADY_REMOVED, "The monitor has already been removed.")
+    return current
+
+
+def retire_with_account(account: Account) -> None:
+    """The monitors of an account being deleted, deleted with it (each with its event), and its
+    balance no longer monitored; inside the account's delete, which holds its balance."""
+    found = BalanceMonitor.objects.filter(
+        organization_id=account.organization_id, account_id=account.pk, deleted_at__isnull=True
+    )
+    now = timezone.now()
+    for monitor in found:
+        monitor.deleted_at = now
+        monitor.save(update_fields=["deleted_at", "updated_at"])
+        events.record(monitor, events.DELETED)
+    Balance.objects.filter(organization_id=account.organization_id, account_id=account.pk).update(
+        monitored=False
+    )
 
 
 def _mark(balance: Balance, *, monitored: bool) -> None:

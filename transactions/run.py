@@ -18,7 +18,7 @@ from organizations.contents import conversion_accounts_ensure
 from organizations.models import Balance, Ledger
 from outbox import events
 from transactions import idempotency
-from transactions.guards import Guard, guard_refusal
+from transactions.guards import Guard, guard_refusal, instrument_missing
 from transactions.locking import lock_balances
 from transactions.lookups import PostingLookups
 from transactions.models import IdempotencyKey
@@ -114,14 +114,21 @@ class Run:
         open items' conversions, made by the first conversion in or out of an asset
         (``contents.conversion_accounts_ensure``); an item converting from or to an asset that
         is no longer an active instrument is refused (0034)."""
-        for index, (_, plan) in self.planned.items():
-            if self.outcomes[index] is not None or plan.conversion is None:
-                continue
-            codes = [plan.conversion[part]["assetCode"] for part in ("sent", "delivered")]
-            try:
-                conversion_accounts_ensure(ledger=self.ledger, asset_codes=codes)
-            except LedgerError as error:
-                self.refuse(index, error)
+        codes = {
+            index: [plan.conversion[part]["assetCode"] for part in ("sent", "delivered")]
+            for index, (_, plan) in self.planned.items()
+            if self.outcomes[index] is None and plan.conversion is not None
+        }
+        if not codes:
+            return
+        # Every asset of the request held once, in one order: two requests never wait for
+        # each other crosswise.
+        every = {code for item in codes.values() for code in item}
+        missing = conversion_accounts_ensure(ledger=self.ledger, asset_codes=every)
+        for index, item in codes.items():
+            absent = [code for code in item if code in missing]
+            if absent:
+                self.refuse(index, instrument_missing(absent[0]))
 
     def aliases(self, *, written: bool = False) -> set[str]:
         """The accounts the open planned items name; ``written``: only those whose balances

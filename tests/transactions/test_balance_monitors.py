@@ -6,12 +6,15 @@ its amount on hold or the overdraft it uses, against a threshold; the event
 from __future__ import annotations
 
 import pytest
+from django.utils import timezone
 
 from journal.services import seal
+from organizations.models import Balance
 from outbox.models import Event
 from tests.admin.helpers import ledger_of
 from tests.conftest import assert_error
 from tests.organizations.helpers import other_ledger_url  # noqa: F401
+from transactions.expiry import expire_due
 from transactions.integrity import ledger_check
 from transactions.models import Transaction
 
@@ -154,12 +157,6 @@ def test_monitors_are_checked_listed_changed_and_deleted(book, other_ledger_url)
     assert_error(_monitor(book, "@alice", "available", "under", 1), 400, "0047")
     assert_error(_monitor(book, "@alice", "onHold", "below", -1), 400, "0047")
     assert_error(_monitor(book, "@alice", "available", "below", 1, scale=19), 400, "0047")
-    elsewhere = book.api.post(
-        f"{other_ledger_url}/balance-monitors",
-        {"accountId": book.accounts["@alice"]["id"], "measure": "available",
-         "condition": "below", "threshold": {"amount": 1, "scale": 0}},
-    )  # fmt: skip
-    assert elsewhere.status_code in (404, 422), elsewhere.content
     made = [_made(book, "@alice", "available", "below", n) for n in range(10)]
     assert_error(_monitor(book, "@alice", "available", "below", 11), 422, "0008")
     bob = _made(book, "@bob", "available", "above", 1)
@@ -200,3 +197,55 @@ def test_the_back_office_lists_monitors_and_makes_one(admin_client, book):
     assert added.status_code == 302, added.content.decode()[:2000]
     book.pay(200, 0)
     assert [e.data["accountAlias"] for e in _fired()] == ["@bob"]
+
+
+def test_an_expired_hold_that_returns_funds_fires(book):
+    book.fund("@alice", 10_000)
+    back = _made(book, "@alice", "available", "above", 9_000)
+    assert back["conditionHolds"] is True
+    hold = book.pay(2_000, 0, pending=True).json()  # 80.00 available: clears
+    Transaction.objects.filter(pk=hold["id"]).update(expires_at=timezone.now())
+    assert expire_due(limit=10) == 1  # released: 100.00 again
+    (event,) = _fired(back)
+    assert event.data["transactionId"] != hold["id"]  # the cancellation that released it
+
+
+def test_an_inactive_monitor_watches_nothing_until_set_active(book):
+    book.fund("@alice", 10_000)
+    low = _made(book, "@alice", "available", "below", 5_000)
+    url = f"{book.url}/balance-monitors/{low['id']}"
+    assert book.api.patch(url, {"status": {"code": "INACTIVE"}}).status_code == 200
+    book.pay(6_000, 0)  # 40.00: would have fired
+    assert _fired() == []
+    active = book.api.patch(url, {"status": {"code": "ACTIVE"}}).json()
+    assert active["conditionHolds"] is True  # takes the balance as it finds it
+    book.pay(100, 0)
+    assert _fired() == []
+    book.fund("@alice", 10_000)  # 139.00: clears
+    book.pay(9_000, 0)  # 49.00: below again
+    assert len(_fired(low)) == 1
+
+
+def test_deleting_an_account_deletes_its_monitors(book):
+    monitor = _made(book, "@bob", "available", "above", 1)
+    balance = Balance.objects.get(account_id=book.accounts["@bob"]["id"])
+    assert balance.monitored is True
+    deleted = book.api.delete(f"{book.url}/accounts/{book.accounts['@bob']['id']}")
+    assert deleted.status_code == 204, deleted.content
+    read = book.api.get(f"{book.url}/balance-monitors/{monitor['id']}").json()
+    assert read["deletedAt"] is not None
+    balance.refresh_from_db()
+    assert balance.monitored is False
+    assert Event.objects.filter(type="balance_monitor.deleted", resource_id=monitor["id"]).exists()
+
+
+def test_thresholds_and_accounts_are_checked(book, other_ledger_url):  # noqa: F811
+    assert_error(_monitor(book, "@alice", "available", "below", 10**38), 400, "0047")
+    assert _monitor(book, "@alice", "available", "below", -(10**37)).status_code == 201
+    elsewhere = book.api.post(
+        f"{other_ledger_url}/balance-monitors",
+        {"accountId": book.accounts["@alice"]["id"], "measure": "available",
+         "condition": "below", "threshold": {"amount": 1, "scale": 0}},
+    )  # fmt: skip
+    assert_error(elsewhere, 422, "0008")
+    assert elsewhere.json()["fields"] == {"accountId": "not an active account of this ledger"}

@@ -644,3 +644,13 @@ def test_the_back_office_sets_a_ledgers_maximum_rate_age(admin_client, fx):
     ledger = ledger_of(fx.book)
     page = admin_client.get(f"/admin/organizations/ledger/{ledger.pk}/change/").content.decode()
     assert 'name="max_rate_age"' in page and "max rate age (seconds)" in page.lower()
+
+
+def test_a_deleted_rate_still_converts_before_its_delete(fx):
+    rate = fx.rate("BRL", "USD", 18, 2)
+    then = _next_whole_second()
+    assert fx.book.api.delete(f"{fx.book.url}/asset-rates/{rate['id']}").status_code == 204
+    assert_error(fx.exchange(100), 422, "0126")
+    before = fx.exchange(100, effectiveAt=render_timestamp(then))
+    assert before.status_code == 201, before.content
+    assert before.json()["conversion"]["rate"]["id"] == rate["id"]
