@@ -106,7 +106,7 @@ DATE_PARAMETERS = frozenset(
     {"at", "asOf", "beginDate", "endDate", "effectiveFrom", "effectiveTo", "from", "to"}
 )
 ID_PARAMETERS = frozenset(
-    {"ledgerId", "parentAccountId", "parentTransactionId", "portfolioId", "productId"}
+    {"accountId", "ledgerId", "parentAccountId", "parentTransactionId", "portfolioId", "productId"}
 )
 # Switches (``?dryRun=true``): true or false, nothing else, so that a misspelt dryRun never
 # posts for real. And parameters with a value from a fixed set or a number: never empty.

@@ -53,7 +53,12 @@ def test_empty_filters_of_the_transaction_lists_are_refused(book, name, code):
 
 @pytest.mark.parametrize(
     "path, name",
-    [("/products", "ledgerId"), ("/accounts", "productId"), ("/accounts", "portfolioId")],
+    [
+        ("/products", "ledgerId"),
+        ("/accounts", "productId"),
+        ("/accounts", "portfolioId"),
+        ("/balance-monitors", "accountId"),
+    ],
 )
 def test_empty_ids_of_the_resource_lists_are_refused(api, ledger_url, path, name):
     same_refusal(api, f"{ledger_url}{path}", name, "xyz", "0082")
