@@ -305,8 +305,10 @@ class Balance(TenantRow, models.Model):
     version = models.BigIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
     # Whether the account has an active balance monitor (``organizations.monitors``): a
-    # posting reads its monitors only then.
-    monitored = models.BooleanField(default=False, db_default=False)
+    # posting reads its monitors only then. Null is false: a column added with no default, so
+    # that SQLite adds it in place instead of remaking the table (which would lose the
+    # composite unique key of ``tenancy``).
+    monitored = models.BooleanField(null=True, blank=True)
 
     class Meta:
         ordering = ["id"]

@@ -297,7 +297,7 @@ def retire_with_account(account: Account) -> None:
 def _mark(balance: Balance, *, monitored: bool) -> None:
     """Whether postings on the balance read its monitors (the flag alone: the double-entry
     triggers watch the amounts, not it)."""
-    if balance.monitored != monitored:
+    if bool(balance.monitored) != monitored:
         Balance.objects.filter(organization_id=balance.organization_id, pk=balance.pk).update(
             monitored=monitored
         )

@@ -19,7 +19,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='balance',
             name='monitored',
-            field=models.BooleanField(db_default=False, default=False),
+            field=models.BooleanField(blank=True, null=True),
         ),
         migrations.CreateModel(
             name='BalanceMonitor',

@@ -539,6 +539,7 @@ class PostingMachine(RuleBasedStateMachine):
         stored = Fraction(amount, 10**scale)
         return 1 / stored if self.rate["baseAssetCode"] == "USD" else stored
 
+    @precondition(lambda self: len(self.model.rates) < 4)  # a few changes a story, no more
     @rule(amount=st.integers(1, 10**6), scale=st.sampled_from([0, 2, 3, 18]))
     def change_the_rate(self, amount: int, scale: int) -> None:
         """A new value from now on; postings backdated before it keep converting at the old."""
@@ -1090,4 +1091,5 @@ def test_the_posting_service_agrees_with_its_model(db):
     assert FIGURES["account moved"] and FIGURES["rolled-up balances read of a tree"], FIGURES
     # So were conversions, at a rate stored either way round, and reverted.
     assert FIGURES["conversion DIRECT"] and FIGURES["conversion INVERSE"], FIGURES
-    assert FIGURES["revert done of a conversion"], FIGURES
+    undone = FIGURES["revert done of a conversion"] + FIGURES["cancel done of a conversion"]
+    assert undone, FIGURES
