@@ -17,9 +17,13 @@ from instruments.selectors import instrument_codes_missing
 from ledgerproject.db import apply_changes, unique_among_active
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.metadata import validate_metadata
-from organizations.contents import external_account_create, external_account_delete
+from organizations.contents import (
+    external_account_create,
+    external_account_delete,
+    external_account_of,
+)
 from organizations.locking import ledger_write
-from organizations.models import Account, Balance, Ledger
+from organizations.models import Balance, Ledger
 from outbox import events
 
 CODE_PATTERN = re.compile(r"[A-Z0-9]+")
@@ -115,12 +119,9 @@ def instrument_delete(*, instrument: Instrument) -> Instrument:
     are locked in id order (the order the posting engine uses), so a posting running
     concurrently either finishes first and is seen here, or waits."""
     with ledger_write(instrument):
-        Account.objects.select_for_update(no_key=True).filter(
-            organization_id=instrument.organization_id,
-            ledger_id=instrument.ledger_id,
-            alias=f"{Account.EXTERNAL_PREFIX}{instrument.code}",
-            type=Account.EXTERNAL,
-        ).exists()
+        external_account_of(
+            instrument.organization_id, instrument.ledger_id, instrument.code
+        ).select_for_update(no_key=True).exists()
         held = (
             Balance.objects.filter(
                 organization_id=instrument.organization_id,

@@ -193,13 +193,7 @@ def _account_insert(account: Account, overdraft_limit: dict[str, int] | None = N
     """Save a new account with its balance row (zero, with its overdraft limit), inside the
     caller's transaction, and its event once the account is whole."""
     account.save(force_insert=True)
-    Balance.objects.create(
-        organization_id=account.organization_id,
-        ledger_id=account.ledger_id,
-        account=account,
-        asset_code=account.asset_code,
-        is_external=account.is_external,
-    )
+    new_balance(account).save(force_insert=True)
     if overdraft_limit:
         account.balance = overdraft_set(
             account=account,
@@ -240,26 +234,46 @@ def conversion_accounts_ensure(*, ledger: Ledger, asset_codes: Iterable[str]) ->
     missing = {code for code in codes if not _held(ledger, code)}
     wanted = {f"{Account.CONVERSION_PREFIX}{code}": code for code in codes if code not in missing}
     for alias in sorted(set(wanted) - _active_aliases(ledger, wanted)):
-        code = wanted[alias]
-        account = Account(
-            organization_id=ledger.organization_id,
-            ledger=ledger,
-            name=f"Conversion {code}",
-            alias=alias,
-            type=Account.CONVERSION,
-            asset_code=code,
-        )
+        account = conversion_account(ledger, wanted[alias])
         Account.objects.bulk_create([account], ignore_conflicts=True)
         if Account.objects.filter(organization_id=ledger.organization_id, pk=account.pk).exists():
-            Balance.objects.create(
-                organization_id=ledger.organization_id,
-                ledger_id=ledger.pk,
-                account=account,
-                asset_code=code,
-                is_external=True,
-            )
+            new_balance(account).save(force_insert=True)
             events.record(account, events.CREATED)
     return missing
+
+
+def conversion_account(ledger: Ledger, asset_code: str) -> Account:
+    """``@conversion/<CODE>`` as the ledger makes it (not saved)."""
+    return Account(
+        organization_id=ledger.organization_id,
+        ledger=ledger,
+        name=f"Conversion {asset_code}",
+        alias=f"{Account.CONVERSION_PREFIX}{asset_code}",
+        type=Account.CONVERSION,
+        asset_code=asset_code,
+    )
+
+
+def new_balance(account: Account) -> Balance:
+    """A new account's balance row: zero (not saved)."""
+    return Balance(
+        organization_id=account.organization_id,
+        ledger_id=account.ledger_id,
+        account=account,
+        asset_code=account.asset_code,
+        is_external=account.is_external,
+    )
+
+
+def external_account_of(organization_id: Any, ledger_id: Any, asset_code: str) -> Any:
+    """The active ``@external/<CODE>`` account of an instrument, which answers for it."""
+    return Account.objects.filter(
+        organization_id=organization_id,
+        ledger_id=ledger_id,
+        alias=f"{Account.EXTERNAL_PREFIX}{asset_code}",
+        type=Account.EXTERNAL,
+        deleted_at__isnull=True,
+    )
 
 
 def hold_instrument(ledger: Ledger, asset_code: str) -> None:
@@ -294,13 +308,7 @@ def _held_postgresql(ledger: Ledger, asset_code: str) -> bool:
 
 def _held_sqlite(ledger: Ledger, asset_code: str) -> bool:
     """SQLite has no row locks: its writers are serialized."""
-    return Account.objects.filter(
-        organization_id=ledger.organization_id,
-        ledger_id=ledger.pk,
-        alias=f"{Account.EXTERNAL_PREFIX}{asset_code}",
-        type=Account.EXTERNAL,
-        deleted_at__isnull=True,
-    ).exists()
+    return external_account_of(ledger.organization_id, ledger.pk, asset_code).exists()
 
 
 _held = by_database(postgresql=_held_postgresql, sqlite=_held_sqlite)

@@ -7,6 +7,7 @@ import uuid
 
 from django.utils import timezone
 
+from organizations.contents import conversion_account, new_balance
 from organizations.models import Account, Balance, Ledger
 from organizations.services import ensure_ledger_active
 from templates_dsl.planner import PostingPlan
@@ -66,13 +67,7 @@ def _conversion_stand_ins(
     stand_ins = {}
     for leg in plan.legs:
         if leg.alias in aliases and lookups.accounts.get(leg.alias) is None:
-            account = Account(
-                organization_id=ledger.organization_id, ledger_id=ledger.pk, alias=leg.alias,
-                type=Account.CONVERSION, asset_code=leg.asset, name=f"Conversion {leg.asset}",
-            )  # fmt: skip
+            account = conversion_account(ledger, leg.asset)
             lookups.accounts[leg.alias] = account
-            stand_ins[account.pk] = Balance(
-                organization_id=ledger.organization_id, ledger_id=ledger.pk, account=account,
-                asset_code=leg.asset, is_external=True,
-            )  # fmt: skip
+            stand_ins[account.pk] = new_balance(account)
     return stand_ins
