@@ -39,7 +39,7 @@ def _tree(account: Account) -> Any:
     )
 
 
-def _ancestors(account: Account, start: uuid.UUID) -> list[uuid.UUID]:
+def ancestors(account: Account, start: uuid.UUID) -> list[uuid.UUID]:
     """``start`` and the accounts above it, up to its root: one query per level."""
     chain, current = [start], start
     while len(chain) <= MAX_DEPTH:
@@ -77,11 +77,11 @@ def parent_for(account: Account, parent_id: uuid.UUID | None, *, moving: bool) -
             "parentAccountId must name an active account of this ledger, not an external one.",
             "not an active account of this ledger",
         )
-    ancestors = _ancestors(account, parent.pk)
-    if account.pk in ancestors:
+    above = ancestors(account, parent.pk)
+    if account.pk in above:
         raise _refuse("An account cannot become a descendant of itself.", "would make a cycle")
     height = _height(account) if moving else 1  # a new account has no children yet
-    if len(ancestors) + height > MAX_DEPTH:
+    if len(above) + height > MAX_DEPTH:
         raise _refuse(
             f"The account tree would be deeper than {MAX_DEPTH} levels.",
             f"deeper than {MAX_DEPTH} levels",

@@ -225,13 +225,23 @@ class BalanceMonitorForm(forms.ModelForm):
     threshold = forms.IntegerField(
         help_text="An integer amount at the scale below (2500 at 2 is 25.00)."
     )
+    tree = forms.BooleanField(
+        required=False,
+        label="Watch the account's tree",
+        help_text="Watch the rolled-up balance of the account and every account under it.",
+    )
 
     class Meta:
         model = BalanceMonitor
         fields = (
-            "ledger", "account", "measure", "condition", "threshold", "threshold_scale",
-            "description", "status_code", "status_description", "metadata",
+            "ledger", "account", "tree", "asset_code", "measure", "condition", "threshold",
+            "threshold_scale", "description", "status_code", "status_description", "metadata",
         )  # fmt: skip
+        labels = {"asset_code": "Asset (tree monitors)"}
+        help_texts = {
+            "asset_code": "The asset of the tree's balances to add up; the account's own if "
+            "left empty.",
+        }
 
 
 @admin.register(BalanceMonitor)
@@ -240,19 +250,22 @@ class BalanceMonitorAdmin(ResourceAdmin):
 
     form = BalanceMonitorForm
     list_display = (
-        "account", "measure", "condition", "threshold_text", "holds", "last_triggered_at",
-        "description", "ledger",
+        "account", "tree_text", "asset_code", "measure", "condition", "threshold_text", "holds",
+        "last_triggered_at", "description", "ledger",
     )  # fmt: skip
-    list_filter = (scope_filter("ledger", Ledger), DeletedFilter, "measure", "condition", "holds")
+    list_filter = (
+        scope_filter("ledger", Ledger), DeletedFilter, "tree", "measure", "condition", "holds",
+    )  # fmt: skip
     search_fields = ("description", "account__alias", "=id")
     list_select_related = ("account", "ledger")
     raw_id_fields = ("organization", "ledger", "account")
     readonly_fields = (
-        *RESOURCE_READONLY, "organization", "ledger", "account", "measure", "holds",
-        "last_triggered_at",
+        *RESOURCE_READONLY, "organization", "ledger", "account", "tree", "asset_code",
+        "measure", "holds", "seen", "last_triggered_at",
     )  # fmt: skip
     add_fields = (
-        "ledger", "account", "measure", "condition", "threshold", "threshold_scale", "description",
+        "ledger", "account", "tree", "asset_code", "measure", "condition", "threshold",
+        "threshold_scale", "description",
     )  # fmt: skip
     add_required = ("ledger", "account", "measure", "condition", "threshold")
 
@@ -260,12 +273,18 @@ class BalanceMonitorAdmin(ResourceAdmin):
     def threshold_text(self, monitor: BalanceMonitor) -> str:
         return format_amount(monitor.threshold, monitor.threshold_scale)
 
+    @admin.display(description="watches", ordering="tree")
+    def tree_text(self, monitor: BalanceMonitor) -> str:
+        return "the account's tree" if monitor.tree else "the account"
+
     def create_one(self, data: dict[str, Any]) -> BalanceMonitor:
         threshold = {"amount": data.pop("threshold"), "scale": data.pop("threshold_scale") or 0}
         return monitors.monitor_create(
             ledger=data.pop("ledger"),
             account_id=data.pop("account").pk,
             threshold=threshold,
+            tree=bool(data.pop("tree", False)),
+            asset_code=data.pop("asset_code", None) or None,
             description=data.pop("description") or "",
             **data,
         )

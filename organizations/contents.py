@@ -401,6 +401,8 @@ def account_create(
         hold_instrument(ledger, asset_code)
         with unique_among_active(same_alias, _alias_conflict(account.alias)):
             _account_insert(account, overdraft_limit)
+        if parent_account_id is not None:
+            monitors.rewatch(account, whole_tree=False)  # a tree monitor above may watch it
     return account
 
 
@@ -436,7 +438,8 @@ def account_update(*, account: Account, data: dict[str, Any]) -> Account:
         )
         if current.deleted_at is not None:
             raise LedgerError(ErrorCode.ALREADY_REMOVED, "The account has already been removed.")
-        if moving and data["parent_account_id"] != current.parent_account_id:
+        old_parent = current.parent_account_id
+        if moving and data["parent_account_id"] != old_parent:
             account_tree.parent_for(current, data["parent_account_id"], moving=True)
         apply_changes(current, data)
         if "alias" in data:
@@ -444,6 +447,8 @@ def account_update(*, account: Account, data: dict[str, Any]) -> Account:
                 current.save()
         else:
             current.save()
+        if current.parent_account_id != old_parent:
+            monitors.after_move(current, old_parent)
         if limit is not None:
             current.balance = overdraft_set(
                 account=current, amount=limit.get("amount"), scale=limit.get("scale")

@@ -352,6 +352,14 @@ class BalanceMonitor(LedgerResource):
     # balance was last seen; changed only under the balance's lock.
     holds = models.BooleanField(default=False)
     last_triggered_at = models.DateTimeField(null=True, blank=True)
+    # A tree monitor (``tree``; null is false) watches the account's rolled-up balance in
+    # ``asset_code``: its own balance plus those of every account under it. An account monitor
+    # watches its account's balance, in the account's asset. What a tree monitor last saw of its
+    # sum, exactly (``{"available", "onHold", "scale"}``, integers of any size), is kept in
+    # ``seen``: each posting into the tree adds its change under this row's lock.
+    tree = models.BooleanField(null=True, blank=True)
+    asset_code = models.CharField(max_length=100, null=True, blank=True)
+    seen = models.JSONField(null=True, blank=True)
 
     class Meta(LedgerResource.Meta):
         constraints = [

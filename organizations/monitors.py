@@ -1,37 +1,53 @@
-"""Balance monitors (docs/BALANCE-MONITORS.md): a condition on one account's balance (its
-available amount, what it has on hold, or how much of its overdraft it uses) against a
-threshold, and the event ``balance_monitor.triggered`` when a change of the balance makes the
-condition true (``below``, ``above``) or moves the value across the threshold (``crossing``).
+"""Balance monitors (docs/BALANCE-MONITORS.md): a condition on a balance (its available
+amount, what it has on hold, or how much of its overdraft it uses) against a threshold, and the
+event ``balance_monitor.triggered`` when a change of the balance makes the condition true
+(``below``, ``above``) or moves the value across the threshold (``crossing``). An account
+monitor watches one account's balance; a tree monitor (``tree``) watches an account's
+rolled-up balance in one asset: its own plus those of every account under it.
 
 A monitor remembers whether its condition held when last seen (``holds``), so that it fires
-once per crossing: again only after the condition was false in between. What it last saw is
-changed only under the lock of its account's balance, by the posting that changed the balance
-(``crossings``, called by ``transactions.writes.write_posting`` with the balances locked) or
-by the monitor's own create and update: postings on one account, and the changes of its
-monitors, are serialized by that one lock, so no crossing is seen twice or missed.
+once per crossing: again only after the condition was false in between. The posting that
+changes a watched balance runs its monitors (``crossings``, called by
+``transactions.writes.write_posting``) with its balances locked and, before it writes, the
+rows of the monitors it runs locked too, in id order: postings into one tree are serialized at
+its monitor, each adding its change to the sum the monitor last saw (``seen``), so no crossing
+is seen twice or missed, and no posting waits to read the whole tree.
 
-A balance row says whether its account has a monitor (``Balance.monitored``): a posting that
-touches none reads no monitor at all."""
+A balance row says whether any monitor watches it (``Balance.monitored``): its account's own,
+or a tree monitor on the account or above it. A posting that touches no watched balance reads
+no monitor at all. The flag is set, under the balance's lock, whenever that can change: a
+monitor made or removed, an account created under a parent, or moved (``rewatch``).
+
+What a tree monitor last saw is read whole from the tree only when a posting could not have
+added to it: when the monitor is made, changed or set active (every balance of the tree
+locked, so no posting into it is under way), and when a move changes what is under it (the
+monitor's row locked, so a posting that has not yet added its change adds it after). A move
+is not a posting: the monitor takes the tree as the move leaves it, without an event."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db import connection
 from django.utils import timezone
 
 from ledgerproject.amounts import in_range, rescale
 from ledgerproject.db import apply_changes
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.metadata import validate_metadata
+from organizations import account_tree, rollups
 from organizations.locking import ledger_write
 from organizations.models import Account, Balance, BalanceMonitor, Ledger
 from outbox import events
 from outbox.models import Event
 
 MAX_PER_ACCOUNT = 10
+_ZERO = {"available": 0, "onHold": 0, "scale": 0}
+# Rows per statement when a tree's balances are locked or flagged.
+CHUNK = 500
 # A monitor whose status is INACTIVE watches nothing until it is set active again (it then
 # takes the balance as it finds it, as a new monitor does).
 INACTIVE = "INACTIVE"
@@ -59,10 +75,37 @@ def holds(monitor: BalanceMonitor, available: int, on_hold: int, scale: int) -> 
     return value >= threshold
 
 
+# The monitors that watch these accounts' balances, with the account each watches there: the
+# account's own monitors, and the tree monitors on it and on every account above it. The walk
+# goes up ``parent_account_id`` from the accounts asked about, the organization's id in every
+# join (the distribution column on Citus), at most ``account_tree.WALK_LIMIT`` levels.
+WATCHERS = """WITH RECURSIVE up (start, id, depth) AS (
+    SELECT a.id, a.id, 1 FROM organizations_account a
+    WHERE a.organization_id = %s AND a.id IN ({accounts})
+    UNION ALL
+    SELECT up.start, a.parent_account_id, up.depth + 1 FROM up
+    JOIN organizations_account a ON a.organization_id = %s AND a.id = up.id
+    WHERE a.parent_account_id IS NOT NULL AND up.depth < {limit}
+)
+SELECT up.start, m.id FROM up
+JOIN organizations_balancemonitor m ON m.organization_id = %s AND m.account_id = up.id
+WHERE m.deleted_at IS NULL AND (up.depth = 1 OR m.tree)"""
+
+
+def _watchers(organization_id: uuid.UUID, accounts: list[uuid.UUID]) -> list[tuple[Any, Any]]:
+    """``(account id, monitor id)`` for each monitor watching one of these accounts."""
+    organization = rollups.db_id(organization_id)
+    sql = WATCHERS.format(accounts=", ".join(["%s"] * len(accounts)), limit=account_tree.WALK_LIMIT)
+    with connection.cursor() as cursor:
+        params = [organization, *map(rollups.db_id, accounts), organization, organization]
+        cursor.execute(sql, params)
+        return [(uuid.UUID(str(account)), uuid.UUID(str(monitor))) for account, monitor in cursor]
+
+
 @dataclass
 class Crossings:
     """What a write's operations did to the monitors of its balances: the events to write with
-    it, and the monitors whose ``holds`` changed, to save once it is written."""
+    it, and the monitors whose state changed, to save once it is written."""
 
     events: list[Event] = field(default_factory=list)
     changed: dict[uuid.UUID, BalanceMonitor] = field(default_factory=dict)
@@ -74,38 +117,107 @@ class Crossings:
                 organization_id=monitor.organization_id, pk=monitor.pk
             ).update(
                 holds=monitor.holds,
+                seen=monitor.seen,
                 last_triggered_at=monitor.last_triggered_at,
                 updated_at=monitor.updated_at,
             )
 
 
-def crossings(balances: Sequence[Balance], operations: Sequence[Any]) -> Crossings:
-    """The monitors of these locked balances, run over the operations in the order they are
-    written: each operation's balance after it is seen, so a batch that crosses a threshold and
-    back fires for the crossing. No query when no balance is monitored."""
+def _watching(
+    organization_id: uuid.UUID, balances: Sequence[Balance]
+) -> dict[uuid.UUID, list[BalanceMonitor]]:
+    """The active monitors watching these locked balances, by the account each watches there,
+    in the order they were made. Their rows are locked, in id order: a tree monitor's ``seen``
+    is added to by every posting into its tree."""
     watched = [balance.account_id for balance in balances if balance.monitored]
-    found = Crossings()
     if not watched:
-        return found
-    by_account: dict[uuid.UUID, list[BalanceMonitor]] = {}
+        return {}
+    pairs = _watchers(organization_id, watched)
+    if not pairs:
+        return {}
     rows = (
-        BalanceMonitor.objects.filter(
-            organization_id=balances[0].organization_id,
-            account_id__in=watched,
+        BalanceMonitor.objects.select_for_update()
+        .filter(
+            organization_id=organization_id,
+            pk__in={monitor for _, monitor in pairs},
             deleted_at__isnull=True,
         )
         .exclude(status_code=INACTIVE)
-        .order_by("created_at", "id")
+        .order_by("id")
     )
-    for monitor in rows:
-        by_account.setdefault(monitor.account_id, []).append(monitor)
-    now = timezone.now()
+    found = {monitor.pk: monitor for monitor in rows}
+    by_account: dict[uuid.UUID, list[BalanceMonitor]] = {}
+    for account_id, pk in pairs:
+        if pk in found:
+            by_account.setdefault(account_id, []).append(found[pk])
+    for monitors in by_account.values():
+        monitors.sort(key=lambda monitor: (monitor.created_at, monitor.pk))
+    return by_account
+
+
+def _added(seen: dict[str, int], op: Any) -> dict[str, int]:
+    """A tree's sum after one of its accounts' operations: the sum before, plus what the
+    operation changed of the account's balance, at the largest scale of the three."""
+    top = max(seen["scale"], op.balance_scale, op.balance_scale_after)
+
+    def change(before: int, after: int) -> int:
+        return rescale(after, op.balance_scale_after, top) - rescale(before, op.balance_scale, top)
+
+    return {
+        "available": rescale(seen["available"], seen["scale"], top)
+        + change(op.balance_available, op.balance_available_after),
+        "onHold": rescale(seen["onHold"], seen["scale"], top)
+        + change(op.balance_on_hold, op.balance_on_hold_after),
+        "scale": top,
+    }
+
+
+def _by_transaction(operations: Sequence[Any]) -> Iterator[list[Any]]:
+    """The operations of each transaction in turn, in the order they are written."""
+    group: list[Any] = []
     for op in operations:
-        for monitor in by_account.get(op.account_id, ()):
-            after = holds(
-                monitor, op.balance_available_after, op.balance_on_hold_after,
-                op.balance_scale_after,
-            )  # fmt: skip
+        if group and op.transaction_id != group[0].transaction_id:
+            yield group
+            group = []
+        group.append(op)
+    if group:
+        yield group
+
+
+def crossings(balances: Sequence[Balance], operations: Sequence[Any]) -> Crossings:
+    """The monitors of these locked balances, run over the operations in the order they are
+    written, each transaction's as one change: its balances (or, for a tree monitor, its
+    tree's sum) after it are seen, so a batch whose transactions cross a threshold and back
+    fires for the crossing, while a transfer between two accounts of one tree moves nothing.
+    No query when no balance is watched."""
+    found = Crossings()
+    if not operations:
+        return found
+    # The organization from an operation: a locked balance row carries only what postings use.
+    by_account = _watching(operations[0].organization_id, balances)
+    if not by_account:
+        return found
+    now = timezone.now()
+    for group in _by_transaction(operations):
+        seen: dict[uuid.UUID, tuple[BalanceMonitor, dict[str, int], Any]] = {}
+        for op in group:
+            for monitor in by_account.get(op.account_id, ()):
+                if not monitor.tree:
+                    balance = {
+                        "available": op.balance_available_after,
+                        "onHold": op.balance_on_hold_after,
+                        "scale": op.balance_scale_after,
+                    }
+                elif op.asset_code == monitor.asset_code:
+                    balance = _added(monitor.seen or _ZERO, op)
+                    if balance != monitor.seen:
+                        monitor.seen, monitor.updated_at = balance, now
+                        found.changed[monitor.pk] = monitor
+                else:
+                    continue
+                seen[monitor.pk] = (monitor, balance, op)
+        for monitor, balance, op in seen.values():
+            after = holds(monitor, balance["available"], balance["onHold"], balance["scale"])
             fires = after != monitor.holds and (
                 after or monitor.condition == BalanceMonitor.CROSSING
             )
@@ -115,38 +227,37 @@ def crossings(balances: Sequence[Balance], operations: Sequence[Any]) -> Crossin
             if fires:
                 monitor.last_triggered_at = now
                 found.events.append(
-                    events.build(events.MONITOR_TRIGGERED, monitor, _triggered(monitor, op))
+                    events.build(
+                        events.MONITOR_TRIGGERED, monitor, _triggered(monitor, op, balance)
+                    )
                 )
     return found
 
 
-def _triggered(monitor: BalanceMonitor, op: Any) -> dict[str, Any]:
-    value = value_of(monitor.measure, op.balance_available_after, op.balance_on_hold_after)
+def _triggered(monitor: BalanceMonitor, op: Any, balance: dict[str, int]) -> dict[str, Any]:
+    """The event's data. ``accountId`` is the monitor's account (a tree's root); ``op``, the
+    transaction's last operation on the watched account (or, for a tree, on any account of the
+    tree)."""
+    value = value_of(monitor.measure, balance["available"], balance["onHold"])
+    alias = op.account_alias
+    if op.account_id != monitor.account_id:
+        alias = Account.objects.values_list("alias", flat=True).get(
+            organization_id=monitor.organization_id, pk=monitor.account_id
+        )
     return {
         "monitor": events.rendering(monitor),
-        "accountId": str(op.account_id),
-        "accountAlias": op.account_alias,
-        "value": {"amount": value, "scale": op.balance_scale_after},
-        "balance": {
-            "available": op.balance_available_after,
-            "onHold": op.balance_on_hold_after,
-            "scale": op.balance_scale_after,
-        },
+        "accountId": str(monitor.account_id),
+        "accountAlias": alias,
+        "assetCode": op.asset_code,
+        "value": {"amount": value, "scale": balance["scale"]},
+        "balance": dict(balance),
         "transactionId": str(op.transaction_id),
         "operationId": str(op.id),
+        "operationAccountId": str(op.account_id),
     }
 
 
 # --- create, update, delete -----------------------------------------------------------------
-
-
-def _locked_balance(organization_id: uuid.UUID, account_id: uuid.UUID) -> Balance:
-    """The account's balance, locked: monitors change only under it (the module's docstring)."""
-    return (
-        Balance.objects.select_for_update()
-        .filter(organization_id=organization_id, account_id=account_id)
-        .get()
-    )
 
 
 def _active_account(ledger: Ledger, account_id: uuid.UUID) -> Account:
@@ -185,6 +296,20 @@ def _check(measure: str, condition: str, threshold: int, scale: int) -> None:
         )
 
 
+def _asset_of(account: Account, tree: bool, asset_code: str | None) -> str:
+    """The asset a tree monitor watches (the account's own unless said); an account monitor
+    watches its account's balance, whose asset is the account's."""
+    if tree:
+        return asset_code or account.asset_code
+    if asset_code not in (None, account.asset_code):
+        raise LedgerError(
+            ErrorCode.BAD_REQUEST,
+            "An account monitor watches its account's own asset; assetCode is for tree monitors.",
+            fields={"assetCode": f"the account holds {account.asset_code}"},
+        )
+    return account.asset_code
+
+
 def monitor_create(
     *,
     ledger: Ledger,
@@ -192,6 +317,8 @@ def monitor_create(
     measure: str,
     condition: str,
     threshold: dict[str, int],
+    tree: bool = False,
+    asset_code: str | None = None,
     description: str = "",
     status_code: str = "ACTIVE",
     status_description: str | None = None,
@@ -201,10 +328,8 @@ def monitor_create(
     until it has been false."""
     amount, scale = threshold["amount"], threshold["scale"]
     _check(measure, condition, amount, scale)
-    with ledger_write(ledger):
+    with ledger_write(ledger, account_tree=True):
         account = _active_account(ledger, account_id)
-        balance = _locked_balance(account.organization_id, account.pk)
-        _active_account(ledger, account_id)  # not deleted while we waited for its balance
         active = BalanceMonitor.objects.filter(
             organization_id=ledger.organization_id, account_id=account.pk, deleted_at__isnull=True
         )
@@ -222,65 +347,78 @@ def monitor_create(
             condition=condition,
             threshold=amount,
             threshold_scale=scale,
+            tree=tree or None,
+            asset_code=_asset_of(account, tree, asset_code),
             description=description,
             status_code=status_code,
             status_description=status_description,
             metadata=validate_metadata(metadata or {}),
         )
-        monitor.holds = holds(monitor, balance.available, balance.on_hold, balance.scale)
         monitor.save(force_insert=True)
-        _mark(balance, monitored=True)
+        rewatch(account, whole_tree=tree)
+        _look_again(monitor)
+        monitor.save(update_fields=["holds", "seen"])
         events.record(monitor, events.CREATED)
     return monitor
 
 
 def monitor_update(*, monitor: BalanceMonitor, data: dict[str, Any]) -> BalanceMonitor:
-    """Threshold, condition, description, status and metadata. A new threshold or condition
-    sees the balance as it is now, as a new monitor does."""
+    """Threshold, condition, description, status and metadata. A new threshold, condition or
+    status sees the balance as it is now, as a new monitor does."""
     data = dict(data)
     threshold = data.pop("threshold", None)
     if threshold is not None:
         data["threshold"], data["threshold_scale"] = threshold["amount"], threshold["scale"]
-    with ledger_write(monitor):
-        balance = _locked_balance(monitor.organization_id, monitor.account_id)
+    with ledger_write(monitor, account_tree=True):
+        _lock_watched(monitor.account, whole_tree=bool(monitor.tree))
         current = _read_again(monitor)
         apply_changes(current, data)
         _check(current.measure, current.condition, current.threshold, current.threshold_scale)
-        current.holds = holds(current, balance.available, balance.on_hold, balance.scale)
+        _look_again(current)
         current.save()
         events.record(current, events.UPDATED)
     return current
 
 
 def monitor_delete(*, monitor: BalanceMonitor) -> BalanceMonitor:
-    with ledger_write(monitor):
-        balance = _locked_balance(monitor.organization_id, monitor.account_id)
+    with ledger_write(monitor, account_tree=True):
         current = _read_again(monitor)
         current.deleted_at = timezone.now()
         current.save(update_fields=["deleted_at", "updated_at"])
-        others = BalanceMonitor.objects.filter(
-            organization_id=current.organization_id,
-            account_id=current.account_id,
-            deleted_at__isnull=True,
-        )
-        if not others.exists():
-            _mark(balance, monitored=False)
+        rewatch(current.account, whole_tree=bool(current.tree))
         events.record(current, events.DELETED)
     return current
 
 
 def _read_again(monitor: BalanceMonitor) -> BalanceMonitor:
-    """The monitor as it is now, under its balance's lock (taken first, by the account, which a
-    monitor never changes): a change committed meanwhile is never undone."""
+    """The monitor as it is now, under the locks of the balances it watches (taken first): a
+    change committed meanwhile is never undone."""
     current = BalanceMonitor.objects.get(organization_id=monitor.organization_id, pk=monitor.pk)
     if current.deleted_at is not None:
         raise LedgerError(ErrorCode.ALREADY_REMOVED, "The monitor has already been removed.")
     return current
 
 
+def _look_again(monitor: BalanceMonitor) -> None:
+    """What the monitor sees now, read from the balances (with no posting into them under way:
+    their rows are locked, or, for a move, the monitor's)."""
+    if monitor.tree:
+        totals = rollups.rolled_up_now(monitor.ledger, [monitor.account_id])
+        balance = totals.get(monitor.account_id, {}).get(monitor.asset_code or "")
+        monitor.seen = dict(balance or _ZERO)
+        seen = monitor.seen
+    else:
+        row = Balance.objects.get(
+            organization_id=monitor.organization_id, account_id=monitor.account_id
+        )
+        seen = {"available": row.available, "onHold": row.on_hold, "scale": row.scale}
+    monitor.holds = holds(monitor, seen["available"], seen["onHold"], seen["scale"])
+
+
 def retire_with_account(account: Account) -> None:
     """The monitors of an account being deleted, deleted with it (each with its event), and its
-    balance no longer monitored; inside the account's delete, which holds its balance."""
+    balance no longer watched by them; inside the account's delete, which holds its balance and
+    the ledger's lock for changes of the account tree. The account has no children left."""
     found = BalanceMonitor.objects.filter(
         organization_id=account.organization_id, account_id=account.pk, deleted_at__isnull=True
     )
@@ -294,10 +432,137 @@ def retire_with_account(account: Account) -> None:
     )
 
 
-def _mark(balance: Balance, *, monitored: bool) -> None:
-    """Whether postings on the balance read its monitors (the flag alone: the double-entry
-    triggers watch the amounts, not it)."""
-    if bool(balance.monitored) != monitored:
-        Balance.objects.filter(organization_id=balance.organization_id, pk=balance.pk).update(
-            monitored=monitored
+# --- which balances are watched -------------------------------------------------------------
+
+# The accounts under the roots (``rollups.TREE``), with each one's parent and depth.
+SUBTREE = """SELECT tree.id, a.parent_account_id, tree.depth FROM tree
+JOIN organizations_account a ON a.organization_id = %s AND a.id = tree.id ORDER BY tree.depth"""
+
+
+def _subtree(account: Account, whole_tree: bool) -> dict[uuid.UUID, uuid.UUID | None]:
+    """``{account id: parent id}`` of the account and, for ``whole_tree``, every account under
+    it, parents before children."""
+    if not whole_tree:
+        return {account.pk: account.parent_account_id}
+    rows = rollups.tree_rows(
+        account.ledger, [account.pk], SUBTREE, [rollups.db_id(account.organization_id)]
+    )
+    found: dict[uuid.UUID, uuid.UUID | None] = {}
+    for pk, parent, _ in rows:
+        found.setdefault(uuid.UUID(str(pk)), parent and uuid.UUID(str(parent)))
+    return found
+
+
+def _lock_watched(account: Account, *, whole_tree: bool) -> dict[uuid.UUID, Balance]:
+    """Lock the balances of the account (and, for ``whole_tree``, of every account under it) in
+    balance-id order, as postings lock them; keyed by account id. Once they are held, no
+    posting into them is under way until this database transaction ends."""
+    accounts = list(_subtree(account, whole_tree))
+    ids: list[uuid.UUID] = []
+    for start in range(0, len(accounts), CHUNK):
+        ids += Balance.objects.filter(
+            organization_id=account.organization_id, account_id__in=accounts[start : start + CHUNK]
+        ).values_list("pk", flat=True)
+    ids.sort()
+    locked: dict[uuid.UUID, Balance] = {}
+    for start in range(0, len(ids), CHUNK):
+        rows = (
+            Balance.objects.select_for_update()
+            .filter(organization_id=account.organization_id, pk__in=ids[start : start + CHUNK])
+            .order_by("id")
         )
+        locked.update((row.account_id, row) for row in rows)
+    return locked
+
+
+def rewatch(account: Account, *, whole_tree: bool) -> None:
+    """Set ``Balance.monitored`` of the account's balance (and, for ``whole_tree``, of every
+    balance under it) from the monitors and the tree as they are, with those balances locked.
+    Called by every change that can alter it, inside ``ledger_write(..., account_tree=True)``,
+    so two such changes of one ledger run one after the other."""
+    parents = _subtree(account, whole_tree)
+    locked = _lock_watched(account, whole_tree=whole_tree)
+    monitors = BalanceMonitor.objects.filter(
+        organization_id=account.organization_id,
+        ledger_id=account.ledger_id,
+        deleted_at__isnull=True,
+    ).values_list("account_id", "tree")
+    own, trees = set(), set()
+    for account_id, tree in monitors:
+        own.add(account_id)
+        if tree:
+            trees.add(account_id)
+    above = account_tree.ancestors(account, account.pk)[1:]
+    covered = {account.pk: account.pk in trees or any(pk in trees for pk in above)}
+    for pk, parent in parents.items():  # parents first
+        if pk != account.pk:
+            covered[pk] = pk in trees or covered.get(parent, False)  # type: ignore[arg-type]
+    for flag in (True, False):
+        changed = [
+            balance.pk
+            for pk, balance in locked.items()
+            if bool(balance.monitored) != flag and (pk in own or covered.get(pk, False)) == flag
+        ]
+        for start in range(0, len(changed), CHUNK):
+            Balance.objects.filter(
+                organization_id=account.organization_id, pk__in=changed[start : start + CHUNK]
+            ).update(monitored=flag)
+
+
+def after_move(account: Account, old_parent: uuid.UUID | None) -> None:
+    """A move of ``account`` (with everything under it) from under ``old_parent``, inside its
+    ``ledger_write(..., account_tree=True)``: the moved balances flagged as their new place
+    says, and every tree monitor above the old place or the new one sees its tree as the move
+    leaves it (module docstring)."""
+    rewatch(account, whole_tree=True)
+    above = set(account_tree.ancestors(account, account.pk)[1:])
+    if old_parent is not None:
+        above.update(account_tree.ancestors(account, old_parent))
+    if not above:
+        return
+    found = (
+        BalanceMonitor.objects.select_for_update()
+        .filter(
+            organization_id=account.organization_id,
+            account_id__in=above,
+            tree=True,
+            deleted_at__isnull=True,
+        )
+        .order_by("id")
+    )
+    for monitor in found:
+        _look_again(monitor)
+        monitor.save(update_fields=["holds", "seen", "updated_at"])
+
+
+def _same_sum(one: dict[str, int], other: dict[str, int]) -> bool:
+    top = max(one["scale"], other["scale"])
+    return all(
+        rescale(one[key], one["scale"], top) == rescale(other[key], other["scale"], top)
+        for key in ("available", "onHold")
+    )
+
+
+def tree_monitor_problems(ledger: Ledger) -> list[str]:
+    """Each active tree monitor whose kept sum is not its tree's (``check_ledger``): the sum is
+    added to by postings, so this is where a change of a balance that went around them shows."""
+    found = list(
+        BalanceMonitor.objects.filter(
+            organization_id=ledger.organization_id,
+            ledger_id=ledger.pk,
+            tree=True,
+            deleted_at__isnull=True,
+        ).exclude(status_code=INACTIVE)
+    )
+    if not found:
+        return []
+    totals = rollups.rolled_up_now(ledger, [monitor.account_id for monitor in found])
+    problems = []
+    for monitor in found:
+        tree_sum = totals.get(monitor.account_id, {}).get(monitor.asset_code or "", _ZERO)
+        if not _same_sum(monitor.seen or _ZERO, tree_sum):
+            problems.append(
+                f"balance monitor {monitor.pk}: keeps {monitor.seen} of its tree's "
+                f"{monitor.asset_code}, which holds {dict(tree_sum)}"
+            )
+    return problems

@@ -408,11 +408,19 @@ class ThresholdIn(InputSerializer):
     scale = StrictIntegerField(min_value=0, max_value=18)
 
 
+TREE_HELP = (
+    "true: the monitor watches the account's rolled-up balance in assetCode (its own plus "
+    "every account's under it); false (the default): the account's own balance."
+)
+
+
 class BalanceMonitorOut(TimestampsOut):
     id = serializers.UUIDField()
     organizationId = serializers.UUIDField(source="organization_id")
     ledgerId = serializers.UUIDField(source="ledger_id")
     accountId = serializers.UUIDField(source="account_id")
+    tree = serializers.SerializerMethodField()
+    assetCode = serializers.SerializerMethodField()
     measure = serializers.ChoiceField(choices=BalanceMonitor.MEASURES)
     condition = serializers.ChoiceField(choices=BalanceMonitor.CONDITIONS)
     threshold = serializers.SerializerMethodField()
@@ -430,10 +438,31 @@ class BalanceMonitorOut(TimestampsOut):
     def get_threshold(self, monitor: BalanceMonitor) -> dict[str, int]:
         return {"amount": monitor.threshold, "scale": monitor.threshold_scale}
 
+    @extend_schema_field(serializers.BooleanField(help_text=TREE_HELP))
+    def get_tree(self, monitor: BalanceMonitor) -> bool:
+        return bool(monitor.tree)
+
+    @extend_schema_field(
+        serializers.CharField(
+            help_text="The asset watched: the account's own for an account "
+            "monitor, the one named at creation for a tree monitor."
+        )
+    )
+    def get_assetCode(self, monitor: BalanceMonitor) -> str | None:
+        return monitor.asset_code
+
 
 class BalanceMonitorCreateIn(InputSerializer):
     unmodifiable = TIMESTAMPS | LEDGER_IDS | {"conditionHolds", "lastTriggeredAt"}
     accountId = serializers.UUIDField(source="account_id", help_text="The account watched.")
+    tree = serializers.BooleanField(required=False, help_text=TREE_HELP)
+    assetCode = serializers.CharField(
+        source="asset_code",
+        max_length=100,
+        required=False,
+        help_text="For a tree monitor, the asset whose rolled-up balance it watches (the "
+        "account's own if absent).",
+    )
     measure = serializers.ChoiceField(
         choices=BalanceMonitor.MEASURES,
         help_text="available, onHold, or overdraftUsed (how far below zero available is).",
@@ -449,13 +478,16 @@ class BalanceMonitorCreateIn(InputSerializer):
 
 
 class BalanceMonitorUpdateIn(BalanceMonitorCreateIn):
-    unmodifiable = BalanceMonitorCreateIn.unmodifiable | {"accountId", "measure"}
+    unmodifiable = BalanceMonitorCreateIn.unmodifiable | {
+        "accountId", "measure", "tree", "assetCode",
+    }  # fmt: skip
     condition = serializers.ChoiceField(choices=BalanceMonitor.CONDITIONS, required=False)
     threshold = ThresholdIn(required=False)
 
     def get_fields(self) -> dict[str, serializers.Field]:
         fields = dict(super().get_fields())
-        del fields["accountId"], fields["measure"]
+        for name in ("accountId", "measure", "tree", "assetCode"):
+            del fields[name]
         return fields
 
 

@@ -18,6 +18,7 @@ from ledgerproject.amounts import format_amount, rescale
 from ledgerproject.db import grouped_sums, one_snapshot
 from organizations.account_tree import tree_problems
 from organizations.models import Balance, Ledger, within_overdraft
+from organizations.monitors import tree_monitor_problems
 from transactions.against_journal import check_books_match_journal
 from transactions.models import Operation, Transaction
 from transactions.money import combine_scales
@@ -206,6 +207,7 @@ CHECKS: list[tuple[str, Callable[[Ledger], list[str]]]] = [
         "the account tree keeps its rules",
         lambda ledger: tree_problems(ledger.organization_id, ledger.pk),
     ),
+    ("tree monitors keep their trees' sums", tree_monitor_problems),
     (
         "the journal's blocks chain and hold their entries",
         lambda ledger: check_chain(ledger.organization_id, ledger.pk),

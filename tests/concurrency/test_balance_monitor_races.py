@@ -1,13 +1,18 @@
 """Postings racing across a monitor's threshold on PostgreSQL: the monitor fires once per
 crossing, however many postings run at once (organizations/monitors.py: what a monitor saw is
-changed only under its account's balance lock, which those postings take in turn)."""
+changed only under its balances' locks and its own row's, which those postings take in turn).
+A tree monitor sees postings into different accounts of its tree, each with its own balance
+lock, one after the other at the monitor's row, and its sum stays exact."""
 
 from __future__ import annotations
 
 import pytest
 from django.db import connection
 
+from organizations.models import BalanceMonitor
+from organizations.rollups import rolled_up_now
 from outbox.models import Event
+from tests.admin.helpers import ledger_of
 from tests.concurrency.conftest import run_threads
 from tests.conftest import Api
 
@@ -23,31 +28,65 @@ THREADS = 8
 ROUNDS = 3
 
 
-def test_concurrent_postings_fire_a_monitor_once_per_crossing(book):
-    api = book.api
-    book.fund("@alice", 16_000)  # 160.00
+def _pay_at_once(book, payments: list[tuple[str, str]]) -> None:
+    """A payment of 10.00 for each ``(source, destination)``, all at once; each is posted."""
+
+    def pay(index, barrier):
+        client = Api(book.api.token)
+        barrier.wait()
+        source, destination = payments[index]
+        variables = {"amount": 1_000, "fee": 0, "source": source, "destination": destination}
+        return client.post(
+            f"{book.url}/transactions",
+            {"transactionTypeCode": "PAYMENT_WITH_FEE", "variables": variables},
+        )
+
+    answers = run_threads(len(payments), pay)
+    assert [r.status_code for r in answers] == [201] * len(payments)
+
+
+def _watch(book, account_id: str, **rest) -> dict:
     body = {
-        "accountId": book.accounts["@alice"]["id"],
+        "accountId": account_id,
         "measure": "available",
         "condition": "below",
         "threshold": {"amount": 10_000, "scale": 2},
+        **rest,
     }
-    monitor = api.post(f"{book.url}/balance-monitors", body)
+    monitor = book.api.post(f"{book.url}/balance-monitors", body)
     assert monitor.status_code == 201, monitor.content
+    return monitor.json()
+
+
+def test_concurrent_postings_fire_a_monitor_once_per_crossing(book):
+    book.fund("@alice", 16_000)  # 160.00
+    _watch(book, book.accounts["@alice"]["id"])
     for round_ in range(ROUNDS):
         # Eight payments of 10.00 at once take @alice from 160.00 to 80.00: one crossing.
-        def pay(index, barrier):
-            client = Api(api.token)
-            barrier.wait()
-            variables = {"amount": 1_000, "fee": 0, "source": "@alice", "destination": "@bob"}
-            return client.post(
-                f"{book.url}/transactions",
-                {"transactionTypeCode": "PAYMENT_WITH_FEE", "variables": variables},
-            )
-
-        answers = run_threads(THREADS, pay)
-        assert [r.status_code for r in answers] == [201] * THREADS
+        _pay_at_once(book, [("@alice", "@bob")] * THREADS)
         fired = Event.objects.filter(type="balance_monitor.triggered")
         assert fired.count() == round_ + 1, round_
         # Back above: the monitor clears, and the next round crosses again.
         book.fund("@alice", 8_000)
+
+
+def test_postings_into_different_accounts_of_a_tree_fire_its_monitor_once_per_crossing(book):
+    cash = book.account("@cash")
+    children = [f"@c{index}" for index in range(THREADS)]
+    outside = [f"@out{index}" for index in range(THREADS)]
+    for alias, other in zip(children, outside, strict=True):
+        book.account(alias, parentAccountId=cash["id"])
+        book.account(other)
+        book.fund(alias, 2_000)  # 20.00 each: 160.00 under @cash
+    monitor = _watch(book, cash["id"], tree=True)
+    for round_ in range(ROUNDS):
+        # Each child pays 10.00 out of the tree at once, no two postings sharing a balance:
+        # 160.00 to 80.00, one crossing.
+        _pay_at_once(book, list(zip(children, outside, strict=True)))
+        fired = Event.objects.filter(type="balance_monitor.triggered")
+        assert fired.count() == round_ + 1, round_
+        for alias in children:
+            book.fund(alias, 1_000)  # back to 160.00: cleared
+    row = BalanceMonitor.objects.get(pk=monitor["id"])
+    rolled = rolled_up_now(ledger_of(book), [row.account_id])[row.account_id]["BRL"]
+    assert row.seen == rolled

@@ -16,6 +16,9 @@ it first, another (5 -> 4).
 
 The outbox (issue 16): on PostgreSQL the posting's event travels in the same statement as the
 transaction (no query added); SQLite inserts it apart (one query added, 12 -> 13).
+
+A posting into an account no monitor watches reads no monitor (``Balance.monitored``); one into a
+watched tree adds three queries, however large the tree.
 """
 
 from __future__ import annotations
@@ -55,6 +58,27 @@ def test_a_posting_with_more_legs_takes_no_more_queries(funded):
     few = _queries(lambda: funded.pay(10, 0))
     many = _queries(lambda: funded.pay(10, 5, destination="@carol"))
     assert len(few) == len(many)
+
+
+def test_a_posting_into_a_watched_tree_adds_three_queries_whatever_its_size(funded):
+    """The monitors above the posting's accounts found in one walk up the tree, their rows
+    locked in one statement, and one update of the one monitor whose sum changed; the size of
+    the tree does not count (organizations/monitors.py keeps the sum it watches)."""
+    plain = _queries(lambda: funded.pay(10, 0, destination="@fees/platform"))
+    cash = funded.account("@cash")
+    moved = funded.api.patch(
+        f"{funded.url}/accounts/{funded.accounts['@alice']['id']}", {"parentAccountId": cash["id"]}
+    )
+    assert moved.status_code == 200, moved.content
+    body = {"accountId": cash["id"], "tree": True, "measure": "available",
+            "condition": "below", "threshold": {"amount": 0, "scale": 0}}  # fmt: skip
+    assert funded.api.post(f"{funded.url}/balance-monitors", body).status_code == 201
+    watched = _queries(lambda: funded.pay(10, 0, destination="@fees/platform"))
+    assert len(watched) - len(plain) == 3, "\n".join(watched)
+    for index in range(30):
+        funded.account(f"@till{index}", parentAccountId=cash["id"])
+    bigger = _queries(lambda: funded.pay(10, 0, destination="@fees/platform"))
+    assert len(bigger) == len(watched)
 
 
 def test_an_idempotent_posting_adds_only_the_key_queries(funded):

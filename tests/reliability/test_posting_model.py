@@ -7,7 +7,8 @@ not, scales 0 to 4 and 18), posts from them with consistent and inconsistent var
 accounts, retries with idempotency keys, backdates postings, closes and reopens periods, reads
 balances effective at past days, schedules postings (and cancels them) that the scheduler posts
 when they come due, lets holds commit themselves, moves accounts about the account tree,
-reading rolled-up balances, and converts BRL to USD at a stored rate (direct or inverse, its
+reading rolled-up balances, watches trees with balance monitors (whose kept sums must stay
+their trees'), and converts BRL to USD at a stored rate (direct or inverse, its
 value changed as the story goes; backdated postings take the value of their time, or none).
 A plain in-memory model (exact fractions,
 no Django) predicts each answer: the status, the refusal code, the transaction states and every
@@ -46,6 +47,7 @@ from journal.services import seal
 from journal.verify import MAX_NAMED
 from ledgerproject.amounts import in_range
 from organizations.models import Balance, Ledger
+from organizations.monitors import tree_monitor_problems
 from tests.conftest import Api, make_token
 from tests.reliability.conftest import scaled
 from transactions.expiry import expire_due
@@ -341,6 +343,7 @@ class PostingMachine(RuleBasedStateMachine):
         # passing): the journal keeps the expiry they were posted with, and check_ledger says so.
         self.expiry_moved: set[str] = set()
         self.scheduled: dict[str, ModelScheduled] = {}
+        self.tree_monitors = 0
         self.open_book()
 
     # --- plumbing ---------------------------------------------------------------------------
@@ -493,13 +496,17 @@ class PostingMachine(RuleBasedStateMachine):
         tally("account moved")
         assert self.expect(response, 200)["parentAccountId"] == body["parentAccountId"]
         self.model.accounts[alias].parent = parent
+        if parent is not None:
+            self.check_rolled_up(parent)  # the tree the move made, read at once
 
     @rule(data=st.data())
     def read_a_rolled_up_balance(self, data: st.DataObject) -> None:
+        parents = sorted({m.parent for m in self.model.accounts.values() if m.parent})
+        self.check_rolled_up(data.draw(st.sampled_from(parents or sorted(self.model.accounts))))
+
+    def check_rolled_up(self, alias: str) -> None:
         """An account's rolled-up balance is the sum of its subtree's, per asset, at the largest
         scale among them."""
-        parents = sorted({m.parent for m in self.model.accounts.values() if m.parent})
-        alias = data.draw(st.sampled_from(parents or sorted(self.model.accounts)))
         under = [a for a in self.model.accounts if alias in self.ancestors(a)]
         expected = []
         for asset in sorted({self.model.accounts[a].asset for a in under}):
@@ -512,6 +519,25 @@ class PostingMachine(RuleBasedStateMachine):
         url = f"{self.url}/accounts/{self.account_id(alias)}/rolled-up-balance"
         assert self.expect(self.api.get(url), 200)["balances"] == expected
         tally("rolled-up balances read" + (" of a tree" if len(under) > 1 else ""))
+
+    @rule(data=st.data())
+    def watch_a_tree(self, data: st.DataObject) -> None:
+        """A tree monitor on an account, in either asset: from then on, every step keeps its
+        sum equal to its tree's (the invariant, through ``tree_monitor_problems``)."""
+        if self.tree_monitors >= 4:
+            return
+        inside = sorted(a for a, m in self.model.accounts.items() if not m.external)
+        body = {
+            "accountId": self.account_id(data.draw(st.sampled_from(inside))),
+            "tree": True,
+            "assetCode": data.draw(st.sampled_from(["BRL", "USD"])),
+            "measure": data.draw(st.sampled_from(["available", "onHold", "overdraftUsed"])),
+            "condition": "crossing",
+            "threshold": {"amount": data.draw(st.integers(0, 10_000)), "scale": 2},
+        }
+        self.expect(self.api.post(f"{self.url}/balance-monitors", body), 201)
+        self.tree_monitors += 1
+        tally("tree monitors made")
 
     def account_id(self, alias: str) -> str:
         return self.expect(self.api.get(f"{self.url}/accounts", {"alias": alias}), 200)[0]["id"]
@@ -1043,6 +1069,7 @@ class PostingMachine(RuleBasedStateMachine):
                 assert row.on_hold >= 0 and row.overdraft_limit >= 0, row.account.alias
         expected = {a: (m.available, m.on_hold, m.scale) for a, m in self.model.accounts.items()}
         assert seen == expected
+        assert tree_monitor_problems(self.ledger) == []
         for asset in ("BRL", "USD"):
             assert sum(v[0] + v[1] for a, v in seen.items() if self.asset(a) == asset) == 0
         stored = {

@@ -117,6 +117,21 @@ def book(api: Api, ledger_url: str) -> Book:
     return make_book(api, ledger_url)
 
 
+@pytest.fixture
+def tree(book: Book) -> Book:
+    """The book's accounts in a tree: @assets over @cash (over @alice and @bob) and
+    @fees/platform."""
+    book.account("@assets")
+    book.account("@cash", parentAccountId=book.accounts["@assets"]["id"])
+    for alias, parent in (("@alice", "@cash"), ("@bob", "@cash"), ("@fees/platform", "@assets")):
+        moved = book.api.patch(
+            f"{book.url}/accounts/{book.accounts[alias]['id']}",
+            {"parentAccountId": book.accounts[parent]["id"]},
+        )
+        assert moved.status_code == 200, moved.content
+    return book
+
+
 def recorded(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str, pick: Any) -> list[Any]:
     """``pick(*args, **kwargs)`` of every call of ``owner.name`` from now on, in order (each
     call then runs as before)."""

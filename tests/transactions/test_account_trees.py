@@ -46,16 +46,6 @@ def _brl(available: int, on_hold: int = 0, scale: int = 2) -> list[dict]:
     return [{"assetCode": "BRL", "available": available, "onHold": on_hold, "scale": scale}]
 
 
-@pytest.fixture
-def tree(book):
-    """@assets over @cash (over @alice and @bob) and @fees/platform."""
-    book.account("@assets")
-    book.account("@cash", parentAccountId=book.accounts["@assets"]["id"])
-    for alias, parent in (("@alice", "@cash"), ("@bob", "@cash"), ("@fees/platform", "@assets")):
-        assert _move(book, alias, parent).status_code == 200
-    return book
-
-
 def test_a_rolled_up_balance_is_the_account_and_everything_under_it(tree):
     tree.fund("@alice", 1_000)
     tree.fund("@bob", 250)
