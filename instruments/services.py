@@ -17,13 +17,10 @@ from instruments.selectors import instrument_codes_missing
 from ledgerproject.db import apply_changes, unique_among_active
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.metadata import validate_metadata
-from organizations.contents import (
-    external_account_create,
-    external_account_delete,
-    external_account_of,
-)
+from organizations.contents import external_account_create, external_account_delete
 from organizations.locking import ledger_write
 from organizations.models import Balance, Ledger
+from organizations.selectors import external_account_of
 from outbox import events
 
 CODE_PATTERN = re.compile(r"[A-Z0-9]+")

@@ -39,10 +39,11 @@ def _tree(account: Account) -> Any:
     )
 
 
-def ancestors(account: Account, start: uuid.UUID) -> list[uuid.UUID]:
-    """``start`` and the accounts above it, up to its root: one query per level."""
+def ancestors(account: Account, start: uuid.UUID, limit: int = MAX_DEPTH) -> list[uuid.UUID]:
+    """``start`` and the accounts above it, up to its root or ``limit`` levels above it: one
+    query per level."""
     chain, current = [start], start
-    while len(chain) <= MAX_DEPTH:
+    while len(chain) <= limit:
         above = _tree(account).filter(pk=current).values_list("parent_account_id", flat=True)
         current = above.first()
         if current is None:

@@ -28,6 +28,7 @@ from organizations.models import (
     Product,
 )
 from organizations.overdraft import overdraft_set
+from organizations.selectors import external_account_of
 from outbox import events
 
 
@@ -262,17 +263,6 @@ def new_balance(account: Account) -> Balance:
         account=account,
         asset_code=account.asset_code,
         is_external=account.is_external,
-    )
-
-
-def external_account_of(organization_id: Any, ledger_id: Any, asset_code: str) -> Any:
-    """The active ``@external/<CODE>`` account of an instrument, which answers for it."""
-    return Account.objects.filter(
-        organization_id=organization_id,
-        ledger_id=ledger_id,
-        alias=f"{Account.EXTERNAL_PREFIX}{asset_code}",
-        type=Account.EXTERNAL,
-        deleted_at__isnull=True,
     )
 
 

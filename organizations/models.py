@@ -349,7 +349,8 @@ class BalanceMonitor(LedgerResource):
     threshold_scale = models.PositiveSmallIntegerField(default=0)
     description = models.CharField(max_length=256, blank=True, default="")
     # The condition held (for ``crossing``: the measure was at or above the threshold) when the
-    # balance was last seen; changed only under the balance's lock.
+    # balance was last seen; changed only under the locks of the balances watched and of this
+    # row (``organizations.monitors``).
     holds = models.BooleanField(default=False)
     last_triggered_at = models.DateTimeField(null=True, blank=True)
     # A tree monitor (``tree``; null is false) watches the account's rolled-up balance in

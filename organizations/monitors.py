@@ -41,11 +41,17 @@ from ledgerproject.metadata import validate_metadata
 from organizations import account_tree, rollups
 from organizations.locking import ledger_write
 from organizations.models import Account, Balance, BalanceMonitor, Ledger
+from organizations.selectors import external_account_of
 from outbox import events
 from outbox.models import Event
 
 MAX_PER_ACCOUNT = 10
-_ZERO = {"available": 0, "onHold": 0, "scale": 0}
+
+
+def _zero() -> dict[str, int]:
+    return {"available": 0, "onHold": 0, "scale": 0}
+
+
 # Rows per statement when a tree's balances are locked or flagged.
 CHUNK = 500
 # A monitor whose status is INACTIVE watches nothing until it is set active again (it then
@@ -87,7 +93,7 @@ WATCHERS = """WITH RECURSIVE up (start, id, depth) AS (
     JOIN organizations_account a ON a.organization_id = %s AND a.id = up.id
     WHERE a.parent_account_id IS NOT NULL AND up.depth < {limit}
 )
-SELECT up.start, m.id FROM up
+SELECT DISTINCT up.start, m.id FROM up
 JOIN organizations_balancemonitor m ON m.organization_id = %s AND m.account_id = up.id
 WHERE m.deleted_at IS NULL AND (up.depth = 1 OR m.tree)"""
 
@@ -199,7 +205,7 @@ def crossings(balances: Sequence[Balance], operations: Sequence[Any]) -> Crossin
         return found
     now = timezone.now()
     for group in _by_transaction(operations):
-        seen: dict[uuid.UUID, tuple[BalanceMonitor, dict[str, int], Any]] = {}
+        last: dict[uuid.UUID, tuple[BalanceMonitor, dict[str, int], Any]] = {}
         for op in group:
             for monitor in by_account.get(op.account_id, ()):
                 if not monitor.tree:
@@ -209,14 +215,14 @@ def crossings(balances: Sequence[Balance], operations: Sequence[Any]) -> Crossin
                         "scale": op.balance_scale_after,
                     }
                 elif op.asset_code == monitor.asset_code:
-                    balance = _added(monitor.seen or _ZERO, op)
-                    if balance != monitor.seen:
+                    balance = _added(monitor.seen or _zero(), op)
+                    if not _same_sum(balance, monitor.seen or _zero()):
                         monitor.seen, monitor.updated_at = balance, now
                         found.changed[monitor.pk] = monitor
                 else:
                     continue
-                seen[monitor.pk] = (monitor, balance, op)
-        for monitor, balance, op in seen.values():
+                last[monitor.pk] = (monitor, balance, op)
+        for monitor, balance, op in last.values():
             after = holds(monitor, balance["available"], balance["onHold"], balance["scale"])
             fires = after != monitor.holds and (
                 after or monitor.condition == BalanceMonitor.CROSSING
@@ -297,9 +303,21 @@ def _check(measure: str, condition: str, threshold: int, scale: int) -> None:
 
 
 def _asset_of(account: Account, tree: bool, asset_code: str | None) -> str:
-    """The asset a tree monitor watches (the account's own unless said); an account monitor
-    watches its account's balance, whose asset is the account's."""
+    """The asset a tree monitor watches (the account's own unless said, else an instrument of
+    the ledger); an account monitor watches its account's balance, whose asset is the
+    account's."""
     if tree:
+        if (
+            asset_code
+            and not external_account_of(
+                account.organization_id, account.ledger_id, asset_code
+            ).exists()
+        ):
+            raise LedgerError(
+                ErrorCode.ASSET_CODE_NOT_FOUND,
+                f"No active instrument with code '{asset_code}' in this ledger.",
+                fields={"assetCode": "not an active instrument of this ledger"},
+            )
         return asset_code or account.asset_code
     if asset_code not in (None, account.asset_code):
         raise LedgerError(
@@ -354,7 +372,7 @@ def monitor_create(
             status_description=status_description,
             metadata=validate_metadata(metadata or {}),
         )
-        monitor.save(force_insert=True)
+        monitor.save(force_insert=True)  # before ``rewatch``, which reads the monitors
         rewatch(account, whole_tree=tree)
         _look_again(monitor)
         monitor.save(update_fields=["holds", "seen"])
@@ -382,6 +400,7 @@ def monitor_update(*, monitor: BalanceMonitor, data: dict[str, Any]) -> BalanceM
 
 def monitor_delete(*, monitor: BalanceMonitor) -> BalanceMonitor:
     with ledger_write(monitor, account_tree=True):
+        _lock_watched(monitor.account, whole_tree=bool(monitor.tree))
         current = _read_again(monitor)
         current.deleted_at = timezone.now()
         current.save(update_fields=["deleted_at", "updated_at"])
@@ -405,7 +424,7 @@ def _look_again(monitor: BalanceMonitor) -> None:
     if monitor.tree:
         totals = rollups.rolled_up_now(monitor.ledger, [monitor.account_id])
         balance = totals.get(monitor.account_id, {}).get(monitor.asset_code or "")
-        monitor.seen = dict(balance or _ZERO)
+        monitor.seen = dict(balance or _zero())
         seen = monitor.seen
     else:
         row = Balance.objects.get(
@@ -457,22 +476,33 @@ def _lock_watched(account: Account, *, whole_tree: bool) -> dict[uuid.UUID, Bala
     """Lock the balances of the account (and, for ``whole_tree``, of every account under it) in
     balance-id order, as postings lock them; keyed by account id. Once they are held, no
     posting into them is under way until this database transaction ends."""
-    accounts = list(_subtree(account, whole_tree))
+    return _lock_balances(account.organization_id, list(_subtree(account, whole_tree)))
+
+
+def _lock_balances(
+    organization_id: uuid.UUID, accounts: list[uuid.UUID]
+) -> dict[uuid.UUID, Balance]:
     ids: list[uuid.UUID] = []
     for start in range(0, len(accounts), CHUNK):
         ids += Balance.objects.filter(
-            organization_id=account.organization_id, account_id__in=accounts[start : start + CHUNK]
+            organization_id=organization_id, account_id__in=accounts[start : start + CHUNK]
         ).values_list("pk", flat=True)
     ids.sort()
     locked: dict[uuid.UUID, Balance] = {}
     for start in range(0, len(ids), CHUNK):
         rows = (
             Balance.objects.select_for_update()
-            .filter(organization_id=account.organization_id, pk__in=ids[start : start + CHUNK])
+            .filter(organization_id=organization_id, pk__in=ids[start : start + CHUNK])
             .order_by("id")
         )
         locked.update((row.account_id, row) for row in rows)
     return locked
+
+
+def _above(account: Account, start: uuid.UUID) -> list[uuid.UUID]:
+    """``start`` and every account above it, as far as a posting's walk goes (``WATCHERS``):
+    a tree made before the depth rule may be deeper than they allow."""
+    return account_tree.ancestors(account, start, limit=account_tree.WALK_LIMIT)
 
 
 def rewatch(account: Account, *, whole_tree: bool) -> None:
@@ -481,7 +511,7 @@ def rewatch(account: Account, *, whole_tree: bool) -> None:
     Called by every change that can alter it, inside ``ledger_write(..., account_tree=True)``,
     so two such changes of one ledger run one after the other."""
     parents = _subtree(account, whole_tree)
-    locked = _lock_watched(account, whole_tree=whole_tree)
+    locked = _lock_balances(account.organization_id, list(parents))
     monitors = BalanceMonitor.objects.filter(
         organization_id=account.organization_id,
         ledger_id=account.ledger_id,
@@ -492,7 +522,7 @@ def rewatch(account: Account, *, whole_tree: bool) -> None:
         own.add(account_id)
         if tree:
             trees.add(account_id)
-    above = account_tree.ancestors(account, account.pk)[1:]
+    above = _above(account, account.pk)[1:]
     covered = {account.pk: account.pk in trees or any(pk in trees for pk in above)}
     for pk, parent in parents.items():  # parents first
         if pk != account.pk:
@@ -515,9 +545,9 @@ def after_move(account: Account, old_parent: uuid.UUID | None) -> None:
     says, and every tree monitor above the old place or the new one sees its tree as the move
     leaves it (module docstring)."""
     rewatch(account, whole_tree=True)
-    above = set(account_tree.ancestors(account, account.pk)[1:])
+    above = set(_above(account, account.pk)[1:])
     if old_parent is not None:
-        above.update(account_tree.ancestors(account, old_parent))
+        above.update(_above(account, old_parent))
     if not above:
         return
     found = (
@@ -559,8 +589,8 @@ def tree_monitor_problems(ledger: Ledger) -> list[str]:
     totals = rollups.rolled_up_now(ledger, [monitor.account_id for monitor in found])
     problems = []
     for monitor in found:
-        tree_sum = totals.get(monitor.account_id, {}).get(monitor.asset_code or "", _ZERO)
-        if not _same_sum(monitor.seen or _ZERO, tree_sum):
+        tree_sum = totals.get(monitor.account_id, {}).get(monitor.asset_code or "", _zero())
+        if not _same_sum(monitor.seen or _zero(), tree_sum):
             problems.append(
                 f"balance monitor {monitor.pk}: keeps {monitor.seen} of its tree's "
                 f"{monitor.asset_code}, which holds {dict(tree_sum)}"

@@ -14,6 +14,17 @@ from ledgerproject.rows import Select
 from organizations.models import EPOCH_SQL, Account, ApiToken, Balance, Ledger, Organization
 
 
+def external_account_of(organization_id: Any, ledger_id: Any, asset_code: str) -> Any:
+    """The active ``@external/<CODE>`` account of an instrument, which answers for it."""
+    return Account.objects.filter(
+        organization_id=organization_id,
+        ledger_id=ledger_id,
+        alias=f"{Account.EXTERNAL_PREFIX}{asset_code}",
+        type=Account.EXTERNAL,
+        deleted_at__isnull=True,
+    )
+
+
 def not_found(what: str = "resource") -> LedgerError:
     return LedgerError(ErrorCode.NOT_FOUND, f"The {what} was not found.")
 

@@ -455,7 +455,7 @@ class BalanceMonitorOut(TimestampsOut):
 class BalanceMonitorCreateIn(InputSerializer):
     unmodifiable = TIMESTAMPS | LEDGER_IDS | {"conditionHolds", "lastTriggeredAt"}
     accountId = serializers.UUIDField(source="account_id", help_text="The account watched.")
-    tree = serializers.BooleanField(required=False, help_text=TREE_HELP)
+    tree = StrictBooleanField(required=False, help_text=TREE_HELP)
     assetCode = serializers.CharField(
         source="asset_code",
         max_length=100,

@@ -8,12 +8,15 @@ from django.db import migrations, models
 def name_assets(apps, schema_editor):
     monitor_model = apps.get_model("organizations", "BalanceMonitor")
     account_model = apps.get_model("organizations", "Account")
-    for monitor in monitor_model.objects.filter(asset_code__isnull=True).iterator():
-        account = account_model.objects.get(
-            organization_id=monitor.organization_id, pk=monitor.account_id
+    unnamed = monitor_model.objects.filter(asset_code__isnull=True)
+    for organization_id, pk, account_id in list(
+        unnamed.values_list("organization_id", "pk", "account_id")
+    ):
+        asset_code = account_model.objects.values_list("asset_code", flat=True).get(
+            organization_id=organization_id, pk=account_id
         )
-        monitor_model.objects.filter(organization_id=monitor.organization_id, pk=monitor.pk).update(
-            asset_code=account.asset_code
+        monitor_model.objects.filter(organization_id=organization_id, pk=pk).update(
+            asset_code=asset_code
         )
 
 

@@ -90,3 +90,27 @@ def test_postings_into_different_accounts_of_a_tree_fire_its_monitor_once_per_cr
     row = BalanceMonitor.objects.get(pk=monitor["id"])
     rolled = rolled_up_now(ledger_of(book), [row.account_id])[row.account_id]["BRL"]
     assert row.seen == rolled
+
+
+def test_a_monitor_deleted_while_postings_run_takes_the_locks_in_their_order(book):
+    """Deleting a monitor locks the balances it watches before its own row, as postings do:
+    the other way round, a posting holding the balance and waiting for the monitor's row
+    deadlocks with the delete holding the row and waiting for the balance."""
+    book.fund("@alice", 100_000)
+    for _ in range(ROUNDS):
+        monitors = [_watch(book, book.accounts["@alice"]["id"]) for _ in range(2)]
+
+        def work(index, barrier, monitors=monitors):
+            client = Api(book.api.token)
+            barrier.wait()
+            if index < len(monitors):
+                return client.delete(f"{book.url}/balance-monitors/{monitors[index]['id']}")
+            variables = {"amount": 100, "fee": 0, "source": "@alice", "destination": "@bob"}
+            return client.post(
+                f"{book.url}/transactions",
+                {"transactionTypeCode": "PAYMENT_WITH_FEE", "variables": variables},
+            )
+
+        answers = run_threads(THREADS, work)
+        codes = [r.status_code for r in answers]
+        assert codes == [204] * len(monitors) + [201] * (THREADS - len(monitors)), codes

@@ -189,6 +189,10 @@ def test_tree_monitors_are_checked_and_fixed_once_made(tree):
     wrong = tree.api.post(url, {**body, "assetCode": "USD"})
     assert_error(wrong, 400, "0047")
     assert wrong.json()["fields"] == {"assetCode": "the account holds BRL"}
+    unknown = tree.api.post(url, {**body, "tree": True, "assetCode": "XYZ"})
+    assert_error(unknown, 422, "0034")
+    assert unknown.json()["fields"] == {"assetCode": "not an active instrument of this ledger"}
+    assert_error(tree.api.post(url, {**body, "tree": "yes"}), 400, "0047")
     account = tree.api.post(url, body).json()
     assert account["tree"] is False and account["assetCode"] == "BRL"
     watched = _watch(tree, "@cash", "below", 1)
