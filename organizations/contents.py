@@ -392,7 +392,7 @@ def account_create(
         with unique_among_active(same_alias, _alias_conflict(account.alias)):
             _account_insert(account, overdraft_limit)
         if parent_account_id is not None:
-            monitors.rewatch(account, whole_tree=False)  # a tree monitor above may watch it
+            monitors.watch_new_child(account)
     return account
 
 

@@ -68,7 +68,7 @@ def value_of(measure: str, available: int, on_hold: int) -> int:
     return max(0, -available)  # the overdraft used
 
 
-def holds(monitor: BalanceMonitor, available: int, on_hold: int, scale: int) -> bool:
+def condition_holds(monitor: BalanceMonitor, available: int, on_hold: int, scale: int) -> bool:
     """Whether the monitor's condition holds of this balance (for ``crossing``: whether the
     value is at or above the threshold). Compared exactly, at the larger of the two scales."""
     top = max(scale, monitor.threshold_scale)
@@ -84,14 +84,15 @@ def holds(monitor: BalanceMonitor, available: int, on_hold: int, scale: int) -> 
 # The monitors that watch these accounts' balances, with the account each watches there: the
 # account's own monitors, and the tree monitors on it and on every account above it. The walk
 # goes up ``parent_account_id`` from the accounts asked about, the organization's id in every
-# join (the distribution column on Citus), at most ``account_tree.WALK_LIMIT`` levels.
+# join (the distribution column on Citus), at most ``account_tree.WALK_LIMIT`` levels above
+# them (as ``_above``).
 WATCHERS = """WITH RECURSIVE up (start, id, depth) AS (
     SELECT a.id, a.id, 1 FROM organizations_account a
     WHERE a.organization_id = %s AND a.id IN ({accounts})
     UNION ALL
     SELECT up.start, a.parent_account_id, up.depth + 1 FROM up
     JOIN organizations_account a ON a.organization_id = %s AND a.id = up.id
-    WHERE a.parent_account_id IS NOT NULL AND up.depth < {limit}
+    WHERE a.parent_account_id IS NOT NULL AND up.depth <= {limit}
 )
 SELECT DISTINCT up.start, m.id FROM up
 JOIN organizations_balancemonitor m ON m.organization_id = %s AND m.account_id = up.id
@@ -116,7 +117,7 @@ class Crossings:
     events: list[Event] = field(default_factory=list)
     changed: dict[uuid.UUID, BalanceMonitor] = field(default_factory=dict)
 
-    def keep(self) -> None:
+    def save(self) -> None:
         """Once the write is made, in its database transaction: what the monitors saw."""
         for monitor in self.changed.values():
             BalanceMonitor.objects.filter(
@@ -129,7 +130,7 @@ class Crossings:
             )
 
 
-def _watching(
+def _lock_monitors_of(
     organization_id: uuid.UUID, balances: Sequence[Balance]
 ) -> dict[uuid.UUID, list[BalanceMonitor]]:
     """The active monitors watching these locked balances, by the account each watches there,
@@ -200,7 +201,7 @@ def crossings(balances: Sequence[Balance], operations: Sequence[Any]) -> Crossin
     if not operations:
         return found
     # The organization from an operation: a locked balance row carries only what postings use.
-    by_account = _watching(operations[0].organization_id, balances)
+    by_account = _lock_monitors_of(operations[0].organization_id, balances)
     if not by_account:
         return found
     now = timezone.now()
@@ -223,7 +224,9 @@ def crossings(balances: Sequence[Balance], operations: Sequence[Any]) -> Crossin
                     continue
                 last[monitor.pk] = (monitor, balance, op)
         for monitor, balance, op in last.values():
-            after = holds(monitor, balance["available"], balance["onHold"], balance["scale"])
+            after = condition_holds(
+                monitor, balance["available"], balance["onHold"], balance["scale"]
+            )
             fires = after != monitor.holds and (
                 after or monitor.condition == BalanceMonitor.CROSSING
             )
@@ -243,7 +246,7 @@ def crossings(balances: Sequence[Balance], operations: Sequence[Any]) -> Crossin
 def _triggered(monitor: BalanceMonitor, op: Any, balance: dict[str, int]) -> dict[str, Any]:
     """The event's data. ``accountId`` is the monitor's account (a tree's root); ``op``, the
     transaction's last operation on the watched account (or, for a tree, on any account of the
-    tree)."""
+    tree, in the monitor's asset)."""
     value = value_of(monitor.measure, balance["available"], balance["onHold"])
     alias = op.account_alias
     if op.account_id != monitor.account_id:
@@ -307,6 +310,8 @@ def _asset_of(account: Account, tree: bool, asset_code: str | None) -> str:
     the ledger); an account monitor watches its account's balance, whose asset is the
     account's."""
     if tree:
+        # Only checked, not held: no balance is made in the asset, and a monitor on an asset
+        # deleted later watches a sum that no longer changes.
         if (
             asset_code
             and not external_account_of(
@@ -365,7 +370,7 @@ def monitor_create(
             condition=condition,
             threshold=amount,
             threshold_scale=scale,
-            tree=tree or None,
+            tree=tree or None,  # null is false: the column was added nullable
             asset_code=_asset_of(account, tree, asset_code),
             description=description,
             status_code=status_code,
@@ -374,25 +379,39 @@ def monitor_create(
         )
         monitor.save(force_insert=True)  # before ``rewatch``, which reads the monitors
         rewatch(account, whole_tree=tree)
-        _look_again(monitor)
+        _rebase(monitor)
         monitor.save(update_fields=["holds", "seen"])
         events.record(monitor, events.CREATED)
     return monitor
 
 
+# What a monitor checks: a change of one of these sees the balance as it is now.
+CHECKED = ("threshold", "threshold_scale", "condition", "status_code")
+
+
 def monitor_update(*, monitor: BalanceMonitor, data: dict[str, Any]) -> BalanceMonitor:
     """Threshold, condition, description, status and metadata. A new threshold, condition or
-    status sees the balance as it is now, as a new monitor does."""
+    status sees the balance as it is now, as a new monitor does: the balances watched are
+    locked for that (a whole tree's, for a tree monitor). A change of the description, status
+    description or metadata alone locks only the monitor's row, and writes only those fields:
+    postings may be adding to what it saw meanwhile."""
     data = dict(data)
     threshold = data.pop("threshold", None)
     if threshold is not None:
         data["threshold"], data["threshold_scale"] = threshold["amount"], threshold["scale"]
+    if not any(name in data for name in CHECKED):
+        with ledger_write(monitor):
+            current = _read_again(monitor, lock=True)
+            apply_changes(current, data)
+            current.save(update_fields=[*data, "updated_at"])
+            events.record(current, events.UPDATED)
+        return current
     with ledger_write(monitor, account_tree=True):
         _lock_watched(monitor.account, whole_tree=bool(monitor.tree))
         current = _read_again(monitor)
         apply_changes(current, data)
         _check(current.measure, current.condition, current.threshold, current.threshold_scale)
-        _look_again(current)
+        _rebase(current)
         current.save()
         events.record(current, events.UPDATED)
     return current
@@ -409,16 +428,17 @@ def monitor_delete(*, monitor: BalanceMonitor) -> BalanceMonitor:
     return current
 
 
-def _read_again(monitor: BalanceMonitor) -> BalanceMonitor:
-    """The monitor as it is now, under the locks of the balances it watches (taken first): a
-    change committed meanwhile is never undone."""
-    current = BalanceMonitor.objects.get(organization_id=monitor.organization_id, pk=monitor.pk)
+def _read_again(monitor: BalanceMonitor, *, lock: bool = False) -> BalanceMonitor:
+    """The monitor as it is now, under the locks of the balances it watches (taken first), or
+    with its own row ``lock``ed: a change committed meanwhile is never undone."""
+    rows = BalanceMonitor.objects.select_for_update() if lock else BalanceMonitor.objects
+    current = rows.get(organization_id=monitor.organization_id, pk=monitor.pk)
     if current.deleted_at is not None:
         raise LedgerError(ErrorCode.ALREADY_REMOVED, "The monitor has already been removed.")
     return current
 
 
-def _look_again(monitor: BalanceMonitor) -> None:
+def _rebase(monitor: BalanceMonitor) -> None:
     """What the monitor sees now, read from the balances (with no posting into them under way:
     their rows are locked, or, for a move, the monitor's)."""
     if monitor.tree:
@@ -431,7 +451,7 @@ def _look_again(monitor: BalanceMonitor) -> None:
             organization_id=monitor.organization_id, account_id=monitor.account_id
         )
         seen = {"available": row.available, "onHold": row.on_hold, "scale": row.scale}
-    monitor.holds = holds(monitor, seen["available"], seen["onHold"], seen["scale"])
+    monitor.holds = condition_holds(monitor, seen["available"], seen["onHold"], seen["scale"])
 
 
 def retire_with_account(account: Account) -> None:
@@ -505,6 +525,19 @@ def _above(account: Account, start: uuid.UUID) -> list[uuid.UUID]:
     return account_tree.ancestors(account, start, limit=account_tree.WALK_LIMIT)
 
 
+def watch_new_child(account: Account) -> None:
+    """An account just made under a parent: watched if a tree monitor above it says so. A
+    ledger with no tree monitor has nothing to do."""
+    trees = BalanceMonitor.objects.filter(
+        organization_id=account.organization_id,
+        ledger_id=account.ledger_id,
+        tree=True,
+        deleted_at__isnull=True,
+    )
+    if trees.exists():
+        rewatch(account, whole_tree=False)
+
+
 def rewatch(account: Account, *, whole_tree: bool) -> None:
     """Set ``Balance.monitored`` of the account's balance (and, for ``whole_tree``, of every
     balance under it) from the monitors and the tree as they are, with those balances locked.
@@ -561,8 +594,9 @@ def after_move(account: Account, old_parent: uuid.UUID | None) -> None:
         .order_by("id")
     )
     for monitor in found:
-        _look_again(monitor)
+        _rebase(monitor)
         monitor.save(update_fields=["holds", "seen", "updated_at"])
+        events.record(monitor, events.UPDATED)  # what it sees changed: no crossing, no trigger
 
 
 def _same_sum(one: dict[str, int], other: dict[str, int]) -> bool:

@@ -154,7 +154,7 @@ def write_posting(
     events = [*events, *crossings.events] if crossings.events else events
     written = _write(transactions, operations, balances, guard=guard, events=events)
     if written and crossings.changed:
-        crossings.keep()
+        crossings.save()
     return written
 
 

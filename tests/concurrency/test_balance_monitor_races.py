@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from organizations.models import BalanceMonitor
+from organizations.models import Balance, BalanceMonitor
 from organizations.rollups import rolled_up_now
 from outbox.models import Event
 from tests.admin.helpers import ledger_of
@@ -114,3 +114,53 @@ def test_a_monitor_deleted_while_postings_run_takes_the_locks_in_their_order(boo
         answers = run_threads(THREADS, work)
         codes = [r.status_code for r in answers]
         assert codes == [204] * len(monitors) + [201] * (THREADS - len(monitors)), codes
+        balance = Balance.objects.get(account_id=book.accounts["@alice"]["id"])
+        assert balance.monitored is False  # no monitor left watching it
+
+
+def test_moves_racing_postings_keep_a_tree_monitors_sum(book):
+    """Accounts moved into and out of a watched tree while its accounts post: the monitor's
+    kept sum is the tree's after every round (a move reads the tree again under the monitor's
+    lock; a posting not yet counted adds its change after)."""
+    cash = book.account("@cash")
+    payers = [f"@p{index}" for index in range(THREADS - 2)]
+    for alias in payers:
+        book.account(alias, parentAccountId=cash["id"])
+        book.account(f"{alias}/out")
+        book.fund(alias, 10_000)
+    for alias in ("@in", "@out"):
+        book.account(alias)
+        book.fund(alias, 5_000)
+    moving = {"@in": cash["id"], "@out": None}
+    assert (
+        book.api.patch(
+            f"{book.url}/accounts/{book.accounts['@out']['id']}", {"parentAccountId": cash["id"]}
+        ).status_code
+        == 200
+    )
+    monitor = _watch(book, cash["id"], tree=True)
+    for _ in range(ROUNDS):
+        moves = tuple(sorted(moving.items()))
+
+        def work(index, barrier, moves=moves):
+            client = Api(book.api.token)
+            barrier.wait()
+            if index >= len(payers):
+                alias, parent = moves[index - len(payers)]
+                url = f"{book.url}/accounts/{book.accounts[alias]['id']}"
+                return client.patch(url, {"parentAccountId": parent})
+            variables = {
+                "amount": 100, "fee": 0, "source": payers[index],
+                "destination": f"{payers[index]}/out",
+            }  # fmt: skip
+            return client.post(
+                f"{book.url}/transactions",
+                {"transactionTypeCode": "PAYMENT_WITH_FEE", "variables": variables},
+            )
+
+        answers = run_threads(THREADS, work)
+        assert [r.status_code for r in answers] == [201] * len(payers) + [200, 200]
+        row = BalanceMonitor.objects.get(pk=monitor["id"])
+        rolled = rolled_up_now(ledger_of(book), [row.account_id])[row.account_id]["BRL"]
+        assert row.seen == rolled
+        moving = {alias: (None if parent else cash["id"]) for alias, parent in moving.items()}

@@ -225,3 +225,65 @@ def test_the_back_office_makes_a_tree_monitor(admin_client, tree):
     assert "the account&#x27;s tree" in listing or "the account's tree" in listing
     tree.pay(6_000, 0, source="@alice", destination="@fees/platform")
     assert len(_fired({"id": str(monitor.pk)})) == 1
+
+
+def test_holds_commits_reverts_and_refusals_keep_the_sum(tree):
+    tree.fund("@alice", 10_000)  # @cash: 100.00
+    low = _watch(tree, "@cash", "below", 5_000)
+    url = f"{tree.url}/transactions"
+    hold = tree.pay(6_000, 0, source="@alice", destination="@fees/platform", pending=True).json()
+    assert len(_fired(low)) == 1  # 40.00 available, 60.00 on hold
+    canceled = tree.api.post(f"{url}/{hold['id']}/cancel")
+    assert canceled.status_code == 201, canceled.content
+    assert BalanceMonitor.objects.get(pk=low["id"]).holds is False and len(_fired(low)) == 1
+    again = tree.pay(6_000, 0, source="@alice", destination="@fees/platform", pending=True)
+    assert len(_fired(low)) == 2
+    committed = tree.api.post(f"{url}/{again.json()['id']}/commit")
+    assert committed.status_code == 200, committed.content
+    assert len(_fired(low)) == 2  # still 40.00 available: no crossing
+    _seen_is_the_trees_sum(tree, low)
+    reverted = tree.api.post(f"{url}/{again.json()['id']}/revert")
+    assert reverted.status_code == 201, reverted.content
+    assert BalanceMonitor.objects.get(pk=low["id"]).holds is False  # 100.00 again
+    before = BalanceMonitor.objects.get(pk=low["id"]).seen
+    assert_error(tree.pay(20_000, 0, source="@alice", destination="@fees/platform"), 422, "0018")
+    assert BalanceMonitor.objects.get(pk=low["id"]).seen == before
+    assert len(_fired(low)) == 2
+    _seen_is_the_trees_sum(tree, low)
+
+
+def test_an_inactive_tree_monitor_reads_its_tree_again_when_set_active(tree):
+    tree.fund("@alice", 10_000)
+    low = _watch(tree, "@cash", "below", 5_000)
+    url = f"{tree.url}/balance-monitors/{low['id']}"
+    assert tree.api.patch(url, {"status": {"code": "INACTIVE"}}).status_code == 200
+    tree.pay(6_000, 0, source="@alice", destination="@fees/platform")  # 40.00: unseen
+    assert _fired(low) == []
+    described = tree.api.patch(url, {"description": "cash low"})
+    assert described.status_code == 200, described.content
+    assert described.json()["conditionHolds"] is False  # a description reads nothing
+    active = tree.api.patch(url, {"status": {"code": "ACTIVE"}}).json()
+    assert active["conditionHolds"] is True and active["description"] == "cash low"
+    _seen_is_the_trees_sum(tree, low)
+    assert _fired(low) == []
+
+
+def test_a_branch_moved_in_is_watched_and_an_account_deleted_inside_leaves_the_sum(tree):
+    tree.fund("@alice", 10_000)
+    low = _watch(tree, "@cash", "below", 5_000)
+    branch = tree.account("@branch")
+    tree.account("@leaf", parentAccountId=branch["id"])
+    tree.fund("@leaf", 3_000)
+    updates = Event.objects.filter(type="balance_monitor.updated", resource_id=low["id"])
+    assert _move(tree, "@branch", "@cash").status_code == 200
+    assert _watched(tree, "@branch") and _watched(tree, "@leaf")
+    assert updates.count() == 1  # the move made it read its tree again
+    _seen_is_the_trees_sum(tree, low)
+    tree.pay(3_000, 0, source="@leaf", destination="@alice")  # inside: nothing moves out
+    deleted = tree.api.delete(f"{tree.url}/accounts/{tree.accounts['@leaf']['id']}")
+    assert deleted.status_code == 204, deleted.content
+    _seen_is_the_trees_sum(tree, low)
+    tree.pay(8_000, 0, source="@alice", destination="@fees/platform")  # 130 - 80 = 50.00
+    assert _fired(low) == []
+    tree.pay(1, 0, source="@alice", destination="@fees/platform")
+    assert len(_fired(low)) == 1
