@@ -315,8 +315,10 @@ def know(case: Any, label: str, real: dict[str, Any], caller: Caller) -> None:
         # An account of the ledger, one of its own (an account has at most ten monitors).
         account = {"name": "watched", "assetCode": "BRL", "alias": f"@fz{next(_serial)}"}
         body["accountId"] = caller.make(f"{caller.ledger_url}/accounts", account)["id"]
-        if "assetCode" in body and body.get("tree") is not True:
-            body["assetCode"] = "BRL"  # an account monitor watches its account's own asset
+        if "assetCode" in body:
+            # An account monitor watches its account's own asset; a tree monitor, an
+            # instrument of the ledger.
+            body["assetCode"] = "BRL"
     if label in {"POST /balance-monitors", "PATCH /balance-monitors/{id}"}:
         threshold = body.get("threshold")
         if isinstance(threshold, dict) and isinstance(threshold.get("amount"), int):
