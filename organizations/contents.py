@@ -209,16 +209,7 @@ def external_account_create(*, ledger: Ledger, asset_code: str) -> Account:
 
     Called by ``instrument_create`` inside its transaction."""
     with transaction.atomic():
-        return _account_insert(
-            Account(
-                organization_id=ledger.organization_id,
-                ledger=ledger,
-                name=f"External {asset_code}",
-                alias=f"{Account.EXTERNAL_PREFIX}{asset_code}",
-                type=Account.EXTERNAL,
-                asset_code=asset_code,
-            )
-        )
+        return _account_insert(_managed_account(ledger, asset_code, Account.EXTERNAL))
 
 
 def conversion_accounts_ensure(*, ledger: Ledger, asset_codes: Iterable[str]) -> set[str]:
@@ -245,12 +236,22 @@ def conversion_accounts_ensure(*, ledger: Ledger, asset_codes: Iterable[str]) ->
 
 def conversion_account(ledger: Ledger, asset_code: str) -> Account:
     """``@conversion/<CODE>`` as the ledger makes it (not saved)."""
+    return _managed_account(ledger, asset_code, Account.CONVERSION)
+
+
+def _managed_account(ledger: Ledger, asset_code: str, kind: str) -> Account:
+    """An account the ledger makes for an instrument, ``@external/<CODE>`` or
+    ``@conversion/<CODE>`` (not saved)."""
+    prefix, name = {
+        Account.EXTERNAL: (Account.EXTERNAL_PREFIX, "External"),
+        Account.CONVERSION: (Account.CONVERSION_PREFIX, "Conversion"),
+    }[kind]
     return Account(
         organization_id=ledger.organization_id,
         ledger=ledger,
-        name=f"Conversion {asset_code}",
-        alias=f"{Account.CONVERSION_PREFIX}{asset_code}",
-        type=Account.CONVERSION,
+        name=f"{name} {asset_code}",
+        alias=f"{prefix}{asset_code}",
+        type=kind,
         asset_code=asset_code,
     )
 
