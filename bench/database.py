@@ -72,12 +72,14 @@ def seed_ledger(*, accounts: int) -> dict[str, Any]:
     return {"ledger_id": str(ledger.pk), "path": path, "token": token, "accounts": accounts}
 
 
-def funded_ledger(name: str, accounts: int, *, bench: bool = False) -> Any:
+def funded_ledger(name: str, accounts: int, *, bench: bool = False, watched: bool = False) -> Any:
     """With ``bench``, also ``@hot``, TRANSFER_HELD, and statistics before the funding: a
     statement prepared on tables the planner believes empty keeps that plan on its connection,
-    and the locking one then visits every balance of the ledger per posting."""
+    and the locking one then visits every balance of the ledger per posting. With ``watched``,
+    a balance monitor on every account that the transfers never trip (available below zero)."""
     from instruments.services import instrument_create
     from organizations.contents import account_create
+    from organizations.monitors import monitor_create
     from organizations.services import ledger_create, organization_create
     from templates_dsl.services import template_create
     from transactions import engine
@@ -89,13 +91,15 @@ def funded_ledger(name: str, accounts: int, *, bench: bool = False) -> Any:
         template_create(ledger=ledger, text=TRANSFER.format(code=code, pending=pending))
     template_create(ledger=ledger, text=FUND)
     aliases = [f"@b{n}" for n in range(1, accounts + 1)] + ["@hot"] * bench
-    for alias in aliases:
-        account_create(ledger=ledger, asset_code="BRL", alias=alias)
+    made = [account_create(ledger=ledger, asset_code="BRL", alias=alias) for alias in aliases]
     if bench:
         settle()
     for alias in aliases:  # 10**12 minor units each: no scenario ever runs out
         variables = {"amount": 10**12, "account": alias}
         engine.post(ledger, engine.PostingRequest(template_code="FUND", variables=variables))
+    for account in made if watched else ():
+        monitor_create(ledger=ledger, account_id=account.pk, measure="available",
+                       condition="below", threshold={"amount": 0, "scale": 2})  # fmt: skip
     return ledger
 
 

@@ -11,6 +11,7 @@ import argparse
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 from bench.database import ROOT, fresh, funded_ledger
@@ -53,29 +54,27 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     sizes = {k: getattr(args, k) for k in ("organizations", "accounts", "threads", "seconds")}
     urls = {"postgresql": args.database_url, "citus": args.citus_url}
+    if not any(urls.values()):
+        parser.error("give --database-url, --citus-url, or both")
     if not all(urls.values()):
-        if not any(urls.values()):
-            parser.error("give --database-url, --citus-url, or both")
         result = run(args.citus_url or args.database_url, citus=bool(args.citus_url), **sizes)
         print(json.dumps(result))
     else:  # each in its own process: Django is set up once per process
         result = {}
         for name, url in urls.items():
             flag = "--citus-url" if name == "citus" else "--database-url"
-            command = [sys.executable, "-m", "bench.organizations", flag, url]
-            options = [f"--{key}={value}" for key, value in sizes.items()]
-            done = subprocess.run([*command, *options], cwd=ROOT, check=True, capture_output=True)
+            command = [sys.executable, "-m", "bench.organizations", flag, url,
+                       *(f"--{key}={value}" for key, value in sizes.items())]  # fmt: skip
+            done = subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
             result[name] = json.loads(done.stdout.strip().splitlines()[-1])
-            print(f"{name:<11} {result[name]['units_per_s']:>8} postings/s")
         citus, postgresql = result["citus"], result["postgresql"]
         result["citus_over_postgresql"] = round(citus["units_per_s"] / postgresql["units_per_s"], 2)
-        print(
-            f"citus, the organizations of one worker: {citus['one_worker_units_per_s']} postings/s"
-        )
-        print(f"citus / postgresql: {result['citus_over_postgresql']}")
+        print(f"postgresql {postgresql['units_per_s']:>8} postings/s\ncitus"
+              f"{citus['units_per_s']:>13} postings/s; the organizations of one worker: "
+              f"{citus['one_worker_units_per_s']}\ncitus / postgresql: "
+              f"{result['citus_over_postgresql']}")  # fmt: skip
     if args.output:
-        with open(args.output, "w") as out:
-            json.dump(result, out, indent=2)
+        Path(args.output).write_text(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.cpu_meter import CpuMeter
-from bench.database import DEFAULT_URL, fresh, seed_ledger
+from bench.database import DEFAULT_URL, fresh, funded_ledger, seed_ledger
 from bench.engine_rate import engine_rate
 from bench.slices import combine, histogram_of, percentile_ms
 from bench.tools import Client, Target, fixed_rate, free_port, gunicorn, hordak, pgbench, wrk
@@ -29,7 +29,8 @@ BUSY = """SELECT count(*) FROM pg_stat_activity WHERE datname = current_database
 AND pid <> pg_backend_pid() AND state <> 'idle'"""
 # A round; a group of more than one scenario runs in interleaved slices.
 EMPTY = (("floor", "spread", "hot"), ("pending",), ("revert",), ("fixed",), ("batch",),
-         ("pgbench",), ("engine_spread", "engine_spread_no_outbox", "hordak"))  # fmt: skip
+         ("pgbench",), ("engine_spread", "engine_spread_no_outbox", "hordak"),
+         ("engine_unwatched", "engine_watched"))  # fmt: skip
 LOADED = (("floor", "spread", "hot"), ("fixed",))
 FULL = {"database_url": DEFAULT_URL, "port": 8150, "accounts": 1000, "seconds": 15.0,
         "slices": 5, "fixed_seconds": 20.0, "rate": 100.0, "connections": 12,
@@ -106,8 +107,8 @@ class Bench:
         if name == "hordak":
             return dict(self.hordak(seconds))
         if name.startswith("engine_"):
-            outbox = not name.endswith("_no_outbox")
-            return engine_rate([self.ledger], accounts=c.accounts, seconds=seconds, outbox=outbox)
+            outbox, ledger = not name.endswith("_no_outbox"), self.twins.get(name, self.ledger)
+            return engine_rate([ledger], accounts=c.accounts, seconds=seconds, outbox=outbox)
         if name == "fixed":
             workers = min(16, c.workers * c.threads)
             run = fixed_rate(self.target, rate=c.rate, seconds=seconds, workers=workers)
@@ -205,8 +206,6 @@ class Bench:
         would analyze them mid-run), and the run stops if they were analyzed all the same."""
         from django.db import connection
 
-        from bench.database import funded_ledger
-
         c, out = self.c, {}
         tables = ", ".join(f"'{table}'" for table in CLIFF_TABLES)
         with connection.cursor() as cursor:
@@ -241,6 +240,9 @@ class Bench:
         self.ledger = Ledger.objects.select_related("organization").get(pk=seeded["ledger_id"])
         floor = f"/bench/floor/{seeded['ledger_id']}"
         self.target = Target(c.port, seeded["token"], seeded["path"], c.accounts, floor)
+        # Twin ledgers, alike but for a balance monitor on every account of the watched one.
+        self.twins = {f"engine_{name}": funded_ledger(name, c.accounts, watched=name == "watched")
+                      for name in ("unwatched", "watched")}  # fmt: skip
         log(f"bench: migrated and seeded {c.accounts} accounts in {time.time() - started:.0f}s")
         with contextlib.ExitStack() as stack:
             if c.hordak_python:
@@ -323,6 +325,8 @@ def targets_of(r: dict[str, Any], loaded: int) -> list[dict[str, Any]]:
         ("page 1,000 / page 1 (median time)", [r["pages"]["ratio"]], "<=", 1.2),
         ("batch / pgbench (transfers/s)", per("batch", "pgbench"), ">=", 0.5),
         ("outbox: with / without events", per(e, f"{e}_no_outbox"), ">=", 0.8),
+        ("balance monitors: watched / unwatched", per("engine_watched", "engine_unwatched"), ">=",
+         0.95),
         ("the engine / django-hordak, in-process", hordak, ">=", 1.0),
         ("never analyzed / analyzed (engine spread)", [round(
             r["cliff"]["no_statistics"]["units_per_s"] / r["cliff"]["analyzed"]["units_per_s"], 3

@@ -73,9 +73,11 @@ def test_the_bench_runs_end_to_end_with_tiny_numbers(tmp_path, wrk):
             assert len(one[name]["slices"]) == 2 and "histogram" not in one[name], name
     assert report["errors"] == 0
     assert report["checks"] and all(check["ok"] for check in report["checks"])
-    # the 9th: the outbox's cost (issue 16); the 10th, django-hordak, needs --hordak-python;
-    # the last: a ledger funded on tables never analyzed, then analyzed (issue 40)
-    assert len(report["targets"]) == 10
+    # the 9th: the outbox's cost (issue 16); the 10th: what checking balance monitors costs,
+    # twin ledgers but for a monitor on every account (issue 44); django-hordak's needs
+    # --hordak-python; the last: a ledger funded on tables never analyzed, then analyzed
+    assert len(report["targets"]) == 11
+    assert report["targets"][-2]["name"] == "balance monitors: watched / unwatched"
     assert report["targets"][-1]["name"] == "never analyzed / analyzed (engine spread)"
     cliff = report["scenarios"]["cliff"]
     assert cliff["no_statistics"]["units_per_s"] > 0 and cliff["analyzed"]["units_per_s"] > 0
@@ -85,11 +87,12 @@ def test_the_bench_runs_end_to_end_with_tiny_numbers(tmp_path, wrk):
     for target in report["targets"]:
         assert {"value", "values", "spread", "warning"} <= set(target), target
     assert "spread" in run.stdout and "median" in run.stdout
-    for name in ("engine_spread", "engine_spread_no_outbox"):
+    pairs = ("engine_spread", "engine_spread_no_outbox", "engine_unwatched", "engine_watched")
+    for name in pairs:
         assert report["scenarios"][name]["units_per_s"] > 0, name
-    # the outbox's pair, with and without events, in interleaved slices too
+    # the outbox's pair, with and without events, and the monitors', in interleaved slices too
     for one in report["scenarios"]["rounds"]:
-        for name in ("engine_spread", "engine_spread_no_outbox"):
+        for name in pairs:
             assert len(one[name]["slices"]) == 2, name
         assert "slices" not in one["pgbench"]
     # Where the CPU went in each HTTP scenario: the machine's share busy and the CPU per unit
@@ -102,13 +105,14 @@ def test_the_bench_runs_end_to_end_with_tiny_numbers(tmp_path, wrk):
     assert "CPU ms per unit" in run.stdout
 
 
-def test_the_instruction_count_runs_its_three_processes():
-    """``python -m bench.instructions --smoke``: the database seeded, and the three processes
-    (none, floor, spread) each warm up and post through the WSGI handler, without valgrind."""
+def test_the_reports_timings_run():
+    """``python -m bench.reports`` with tiny numbers: the ledger loaded, made one tree, and
+    every report timed (the rolled-up balance of the root checked against the funding)."""
     run = _run_on_own_database(
-        "ledger_ir_smoke",
-        ["bench.instructions", "3", "--smoke", "--twice", "outbox.renderers:render"],
+        "ledger_reports_smoke",
+        ["bench.reports", "--accounts", "30", "--transactions", "2000", "--repetitions", "1"],
         timeout=300,
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    assert "every process posted" in run.stdout
+    assert "trial balance, now" in run.stdout
+    assert "rolled-up balance of a tree of 30 accounts, effective half-way" in run.stdout
