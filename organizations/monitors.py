@@ -27,15 +27,14 @@ is not a posting: the monitor takes the tree as the move leaves it, without an e
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import connection
 from django.utils import timezone
 
 from ledgerproject.amounts import in_range, rescale
-from ledgerproject.db import apply_changes
+from ledgerproject.db import ArrayParam, apply_changes, bind_arrays, by_database
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.metadata import validate_metadata
 from organizations import account_tree, rollups
@@ -81,32 +80,71 @@ def condition_holds(monitor: BalanceMonitor, available: int, on_hold: int, scale
     return value >= threshold
 
 
-# The monitors that watch these accounts' balances, with the account each watches there: the
-# account's own monitors, and the tree monitors on it and on every account above it. The walk
-# goes up ``parent_account_id`` from the accounts asked about, the organization's id in every
-# join (the distribution column on Citus), at most ``account_tree.WALK_LIMIT`` levels above
-# them (as ``_above``).
-WATCHERS = """WITH RECURSIVE up (start, id, depth) AS (
+# The active monitors that watch these accounts' balances, one row per account watched there
+# (``watched_account``): the account's own monitors, and the tree monitors on it and on every
+# account above it, at most ``account_tree.WALK_LIMIT`` levels up ``parent_account_id``; the
+# organization's id in every lookup (the distribution column on Citus).
+#
+# PostgreSQL: the rows locked in monitor-id order, as balances are (``transactions.locking``),
+# in one statement whose plan does not depend on the tables' statistics: every lookup is an
+# equality on a key inside a LATERAL subquery (OFFSET 0 keeps it there), and the lock reads
+# each monitor by its primary key alone (a filter beside it would let the planner scan the
+# partial index of live monitors instead). Parameters: the accounts, the organization, the
+# depth bound, the organization twice.
+LOCK_WATCHERS = """WITH RECURSIVE up (start, id, depth) AS (
+    SELECT w.id, w.id, 1 FROM unnest(%s) AS w(id)
+    UNION ALL
+    SELECT up.start, a.parent_account_id, up.depth + 1 FROM up
+    CROSS JOIN LATERAL (SELECT parent_account_id FROM organizations_account a
+        WHERE a.organization_id = %s AND a.id = up.id OFFSET 0) a
+    WHERE a.parent_account_id IS NOT NULL AND up.depth <= %s
+)
+SELECT b.*, ordered.start AS watched_account FROM (
+    SELECT up.start, m.id AS monitor_id FROM up
+    CROSS JOIN LATERAL (SELECT m.id FROM organizations_balancemonitor m
+        WHERE m.organization_id = %s AND m.account_id = up.id AND m.deleted_at IS NULL
+        AND (up.depth = 1 OR m.tree) OFFSET 0) m
+    ORDER BY m.id
+) ordered
+CROSS JOIN LATERAL (SELECT * FROM organizations_balancemonitor locked
+    WHERE locked.organization_id = %s AND locked.id = ordered.monitor_id OFFSET 0 FOR UPDATE) b
+WHERE b.deleted_at IS NULL AND b.status_code <> 'INACTIVE'
+ORDER BY b.id"""
+# SQLite has no row locks (IMMEDIATE transactions serialize its writers) and no LATERAL: the
+# same walk, read. Parameters: the organization, the accounts, the organization, the depth
+# bound, the organization.
+READ_WATCHERS = """WITH RECURSIVE up (start, id, depth) AS (
     SELECT a.id, a.id, 1 FROM organizations_account a
-    WHERE a.organization_id = %s AND a.id IN ({accounts})
+    WHERE a.organization_id = %s AND a.id = ANY(%s)
     UNION ALL
     SELECT up.start, a.parent_account_id, up.depth + 1 FROM up
     JOIN organizations_account a ON a.organization_id = %s AND a.id = up.id
-    WHERE a.parent_account_id IS NOT NULL AND up.depth <= {limit}
+    WHERE a.parent_account_id IS NOT NULL AND up.depth <= %s
 )
-SELECT DISTINCT up.start, m.id FROM up
+SELECT m.*, up.start AS watched_account FROM up
 JOIN organizations_balancemonitor m ON m.organization_id = %s AND m.account_id = up.id
-WHERE m.deleted_at IS NULL AND (up.depth = 1 OR m.tree)"""
+WHERE m.deleted_at IS NULL AND m.status_code <> 'INACTIVE' AND (up.depth = 1 OR m.tree)
+ORDER BY m.id"""
 
 
-def _watchers(organization_id: uuid.UUID, accounts: list[uuid.UUID]) -> list[tuple[Any, Any]]:
-    """``(account id, monitor id)`` for each monitor watching one of these accounts."""
-    organization = rollups.db_id(organization_id)
-    sql = WATCHERS.format(accounts=", ".join(["%s"] * len(accounts)), limit=account_tree.WALK_LIMIT)
-    with connection.cursor() as cursor:
-        params = [organization, *map(rollups.db_id, accounts), organization, organization]
-        cursor.execute(sql, params)
-        return [(uuid.UUID(str(account)), uuid.UUID(str(monitor))) for account, monitor in cursor]
+def _lock_watchers_postgresql(
+    organization_id: uuid.UUID, accounts: list[uuid.UUID]
+) -> Iterable[BalanceMonitor]:
+    limit, wanted = account_tree.WALK_LIMIT, ArrayParam(accounts, "uuid")
+    params = [wanted, organization_id, limit, organization_id, organization_id]
+    return BalanceMonitor.objects.raw(*bind_arrays(LOCK_WATCHERS, params))
+
+
+def _read_watchers_sqlite(
+    organization_id: uuid.UUID, accounts: list[uuid.UUID]
+) -> Iterable[BalanceMonitor]:
+    organization, limit = rollups.db_id(organization_id), account_tree.WALK_LIMIT
+    wanted = ArrayParam([rollups.db_id(account) for account in accounts], "uuid")
+    params = [organization, wanted, organization, limit, organization]
+    return BalanceMonitor.objects.raw(*bind_arrays(READ_WATCHERS, params))
+
+
+_lock_watchers = by_database(postgresql=_lock_watchers_postgresql, sqlite=_read_watchers_sqlite)
 
 
 @dataclass
@@ -135,28 +173,18 @@ def _lock_monitors_of(
 ) -> dict[uuid.UUID, list[BalanceMonitor]]:
     """The active monitors watching these locked balances, by the account each watches there,
     in the order they were made. Their rows are locked, in id order: a tree monitor's ``seen``
-    is added to by every posting into its tree."""
+    is added to by every posting into its tree. A monitor watching several of the accounts (a
+    tree's) is one object under each."""
     watched = [balance.account_id for balance in balances if balance.monitored]
     if not watched:
         return {}
-    pairs = _watchers(organization_id, watched)
-    if not pairs:
-        return {}
-    rows = (
-        BalanceMonitor.objects.select_for_update()
-        .filter(
-            organization_id=organization_id,
-            pk__in={monitor for _, monitor in pairs},
-            deleted_at__isnull=True,
-        )
-        .exclude(status_code=INACTIVE)
-        .order_by("id")
-    )
-    found = {monitor.pk: monitor for monitor in rows}
+    found: dict[uuid.UUID, BalanceMonitor] = {}
     by_account: dict[uuid.UUID, list[BalanceMonitor]] = {}
-    for account_id, pk in pairs:
-        if pk in found:
-            by_account.setdefault(account_id, []).append(found[pk])
+    for row in _lock_watchers(organization_id, watched):
+        monitor = found.setdefault(row.pk, row)
+        # the statement's own column beside the model's; text on SQLite
+        account = uuid.UUID(str(row.watched_account))  # type: ignore[attr-defined]
+        by_account.setdefault(account, []).append(monitor)
     for monitors in by_account.values():
         monitors.sort(key=lambda monitor: (monitor.created_at, monitor.pk))
     return by_account
@@ -520,7 +548,7 @@ def _lock_balances(
 
 
 def _above(account: Account, start: uuid.UUID) -> list[uuid.UUID]:
-    """``start`` and every account above it, as far as a posting's walk goes (``WATCHERS``):
+    """``start`` and every account above it, as far as a posting's walk goes (``LOCK_WATCHERS``):
     a tree made before the depth rule may be deeper than they allow."""
     return account_tree.ancestors(account, start, limit=account_tree.WALK_LIMIT)
 

@@ -13,7 +13,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from organizations.contents import account_create
-from organizations.models import Ledger
+from organizations.models import Account, Ledger
+from organizations.monitors import monitor_create
 from tests.conftest import requires_postgres
 
 pytestmark = requires_postgres()
@@ -227,3 +228,39 @@ def test_balances_are_locked_in_balance_id_order(book):
         plan = _plan_of(sql)
         assert any(n["Node Type"] == "LockRows" for n in _nodes(plan)), sql
         assert _unordered_locks(plan) == 0, sql
+
+
+def _monitor_rows_read() -> dict[str, int]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT relname, coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) "
+            "FROM pg_stat_xact_user_tables "
+            "WHERE relname IN ('organizations_account', 'organizations_balancemonitor')"
+        )
+        return dict(cursor.fetchall())
+
+
+def test_a_watched_posting_reads_only_its_own_monitors_without_statistics(book):
+    # The statement that finds and locks the monitors of a posting's accounts
+    # (``monitors.LOCK_WATCHERS``) once joined the walk up the tree to the organization's
+    # monitors: on tables never analyzed PostgreSQL read every account of the organization at
+    # each step of the walk and hashed every monitor, on each posting.
+    ledger = Ledger.objects.get(pk=book.url.rsplit("/", 1)[1])
+    threshold = {"amount": 0, "scale": 2}
+    for n in range(ACCOUNTS // 2):
+        account = account_create(ledger=ledger, asset_code="BRL", alias=f"@a{n}")
+        monitor_create(ledger=ledger, account_id=account.pk, measure="available",
+                       condition="below", threshold=threshold)  # fmt: skip
+    for alias in ("@alice", "@bob", "@fees/platform"):
+        account = Account.objects.get(ledger=ledger, alias=alias)
+        monitor_create(ledger=ledger, account_id=account.pk, measure="available",
+                       condition="below", threshold=threshold)  # fmt: skip
+    book.fund("@alice", 1_000_000)
+    for _ in range(12):  # prepared, then planned for its values five times
+        assert book.pay(10, 0).status_code == 201
+    before = _monitor_rows_read()
+    for _ in range(10):
+        assert book.pay(10, 0).status_code == 201
+    after = _monitor_rows_read()
+    per_posting = {table: (after[table] - before[table]) / 10 for table in after}
+    assert all(rows <= 12 for rows in per_posting.values()), per_posting

@@ -363,9 +363,6 @@ COMPOSED = {
     # The tree walk (a constant, with a placeholder per root and the depth bound) and a module
     # constant of organizations.rollups or transactions.rollups.
     ("organizations/rollups.py", "tree + select"),
-    # The walk up the tree to the monitors watching a posting's accounts: a constant with a
-    # placeholder per account and the depth bound.
-    ("organizations/monitors.py", "sql"),
 }
 
 
