@@ -107,8 +107,9 @@ class Bench:
         if name == "hordak":
             return dict(self.hordak(seconds))
         if name.startswith("engine_"):
-            outbox, ledger = not name.endswith("_no_outbox"), self.twins.get(name, self.ledger)
-            return engine_rate([ledger], accounts=c.accounts, seconds=seconds, outbox=outbox)
+            outbox = not name.endswith("_no_outbox")
+            ledger, accounts = self.twins.get(name, (self.ledger, c.accounts))
+            return engine_rate([ledger], accounts=accounts, seconds=seconds, outbox=outbox)
         if name == "fixed":
             workers = min(16, c.workers * c.threads)
             run = fixed_rate(self.target, rate=c.rate, seconds=seconds, workers=workers)
@@ -240,8 +241,10 @@ class Bench:
         self.ledger = Ledger.objects.select_related("organization").get(pk=seeded["ledger_id"])
         floor = f"/bench/floor/{seeded['ledger_id']}"
         self.target = Target(c.port, seeded["token"], seeded["path"], c.accounts, floor)
-        # Twin ledgers, alike but for a balance monitor on every account of the watched one.
-        self.twins = {f"engine_{name}": funded_ledger(name, c.accounts, watched=name == "watched")
+        # Twin ledgers, alike but for a balance monitor on every account of the watched one; 200
+        # accounts each keep four threads' postings apart and the seeding short.
+        n = min(c.accounts, 200)
+        self.twins = {f"engine_{name}": (funded_ledger(name, n, watched=name == "watched"), n)
                       for name in ("unwatched", "watched")}  # fmt: skip
         log(f"bench: migrated and seeded {c.accounts} accounts in {time.time() - started:.0f}s")
         with contextlib.ExitStack() as stack:
