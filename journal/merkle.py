@@ -26,7 +26,7 @@ from journal.models import Block
 from outbox.models import Event
 
 GENESIS = "0" * 64  # the previous hash of a ledger's first block
-FORM = 1  # the form new blocks hash their entries in
+FORM = 2  # the form new blocks hash their entries in; form 1 is form 2 without "reason"
 TIME = "%Y-%m-%dT%H:%M:%S+0000"  # the journal's own, whatever the API's becomes
 
 
@@ -35,9 +35,11 @@ def _time(value: dt.datetime) -> str:
 
 
 def entry_of(event: Event, form: int = FORM) -> dict[str, Any]:
-    """An event as the journal hashes it (and a proof shows it), in ``form``."""
-    if form != 1:
+    """An event as the journal hashes it (and a proof shows it), in ``form``: form 2 adds the
+    reason staff gave (null when none) to form 1."""
+    if form not in (1, 2):
         raise ValueError(f"no entry form {form}")
+    reason = {"reason": event.reason} if form == 2 else {}
     return {
         "id": str(event.event_id),
         "type": event.type,
@@ -48,6 +50,7 @@ def entry_of(event: Event, form: int = FORM) -> dict[str, Any]:
         "actor": {"kind": event.actor_kind, "name": event.actor_name, "id": event.actor_id},
         "requestId": event.request_id or None,
         "clientAddress": event.client_address,
+        **reason,
         "data": event.data,
     }
 

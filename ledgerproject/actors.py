@@ -9,6 +9,10 @@ Every write records them (a transaction's columns, every event's), read from her
   (``manage.py``);
 - anything else (the journal's sealer, a test calling a service): ``system``.
 
+Staff give a reason for what moves money in the back office (a commit, a cancel, a revert):
+``with actors.reason(text):`` around the action, and the event the action writes keeps it
+beside the actor. The events a posting's own statement writes carry none.
+
 A request's id is the ``X-Request-Id`` it was sent with when that is a plain token of at most
 ``MAX_REQUEST_ID`` characters, else one made here; every answer carries it back
 (``RequestMiddleware``). The client address is the connection's (``REMOTE_ADDR``): behind a
@@ -45,11 +49,15 @@ KINDS = ("token", "staff", "command", "system")
 SYSTEM = Actor("system", "ledger service")
 
 
+MAX_REASON = 500
+
+
 @dataclass
 class Work:
     actor: Actor = SYSTEM
     request_id: str = ""
     client_address: str | None = None
+    reason: str | None = None
 
 
 _current: contextvars.ContextVar[Work | None] = contextvars.ContextVar("work", default=None)
@@ -98,6 +106,19 @@ def working(work: Work) -> Iterator[Work]:
         yield work
     finally:
         _current.reset(token)
+
+
+@contextmanager
+def reason(text: str) -> Iterator[None]:
+    """The reason given for what the block does (at most ``MAX_REASON`` characters)."""
+    if not 0 < len(text) <= MAX_REASON:
+        raise ValueError(f"a reason has 1 to {MAX_REASON} characters")
+    work = current()
+    before, work.reason = work.reason, text
+    try:
+        yield
+    finally:
+        work.reason = before
 
 
 def as_command(argv: list[str]) -> None:

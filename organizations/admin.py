@@ -165,6 +165,7 @@ class LedgerAdmin(ResourceAdmin):
         return ledger_links(obj.pk)
 
     add_fields = add_required = ("organization", "name")
+    reason_fields = ("status_code", "time_zone", "closed_through")
 
     def create_one(self, data: dict[str, Any]) -> Ledger:
         return services.ledger_create(organization=data["organization"], name=data["name"])
@@ -377,6 +378,7 @@ class AccountAdmin(ResourceAdmin):
         "allow_receiving",
     )
     add_required = ("ledger", "asset_code")
+    reason_fields = ("status_code", "allow_sending", "allow_receiving", "overdraft_limit")
 
     def create_one(self, data: dict[str, Any]) -> Account:
         for name in ("portfolio", "product", "parent_account"):

@@ -4,6 +4,7 @@ that the admin refuses what the API refuses, with the same code and message on t
 
 from __future__ import annotations
 
+import contextlib
 import re
 import uuid
 from collections.abc import Iterable
@@ -19,6 +20,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from ledgerproject import actors
 from ledgerproject.admin_base import LedgerModelAdmin
 from ledgerproject.db import field_of
 from ledgerproject.errors import LedgerError
@@ -102,6 +104,10 @@ class ResourceAdmin(LedgerModelAdmin):
         service allows depends on the user's permissions."""
         return self.update_one
 
+    # The fields whose change stops money or lets it move (an account's status, a ledger's
+    # closed period): a change of any of them asks for a reason, kept with the staff user on
+    # the event the change writes (``actors.reason``).
+    reason_fields: tuple[str, ...] = ()
     # The fields of the add form; empty: this admin adds nothing (created through the API).
     add_fields: tuple[str, ...] = ()
     # Those of them the service requires; the others may be left empty.
@@ -122,7 +128,7 @@ class ResourceAdmin(LedgerModelAdmin):
             kwargs["fields"] = self.add_fields
         base = super().get_form(request, obj, change=change, **kwargs)
         if change:
-            return service_form(base, self.update_for(request))
+            return service_form(base, self.update_for(request), reason_for=self.reason_fields)
         return service_form(base, self.create_one, create=True, required=self.add_required)
 
     def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
@@ -176,11 +182,13 @@ def service_form(
     *,
     create: bool = False,
     required: tuple[str, ...] = (),
+    reason_for: tuple[str, ...] = (),
 ) -> type[forms.ModelForm]:
     """``base`` whose validation ends by writing through ``write``: on a change, the changed
     fields (``write(current, data)``); on an add, the cleaned data (``write(data)``), the
     object the service created becoming the form's instance. A refusal becomes the form's
-    error, on the field it names when the form has it."""
+    error, on the field it names when the form has it. With ``reason_for``, the form has a
+    ``reason``, needed when one of those fields changes and kept on the change's event."""
 
     class ServiceForm(base):  # type: ignore[valid-type,misc]
         instance: Any
@@ -201,7 +209,15 @@ def service_form(
             if create:
                 self._write(lambda: write(dict(self.cleaned_data)))
                 return
-            if not self.changed_data:
+            changed = [name for name in self.changed_data if name != "reason"]
+            if not changed:
+                return
+            reason = self.cleaned_data.get("reason") or ""
+            if not reason and set(changed) & set(reason_for):
+                names = ", ".join(
+                    str(self.fields[n].label or n).lower() for n in changed if n in reason_for
+                )
+                self.add_error("reason", f"Say why {names} changes: it is kept with your name.")
                 return
             model = self._meta.model
             own = {f.name for f in model._meta.concrete_fields}
@@ -209,10 +225,11 @@ def service_form(
             # the service under its own name.
             data = {
                 (field_of(model, name).attname if name in own else name): self.cleaned_data[name]
-                for name in self.changed_data
+                for name in changed
             }
             current: Any = model._default_manager.get(pk=self.instance.pk)
-            self._write(lambda: write(current, data))
+            with actors.reason(reason) if reason else contextlib.nullcontext():
+                self._write(lambda: write(current, data))
 
         def _write(self, call: Any) -> None:
             try:
@@ -220,6 +237,15 @@ def service_form(
             except LedgerError as exc:
                 self.add_error(_field_of(self, exc), f"{exc.error.code}: {exc.description}")
 
+    if reason_for:
+        reason = forms.CharField(
+            required=False,
+            max_length=actors.MAX_REASON,
+            widget=forms.Textarea(attrs={"rows": 2, "cols": 70}),
+            help_text="Needed when " + ", ".join(reason_for).replace("_", " ") + " changes; "
+            "kept with your user name on the event the change writes.",
+        )
+        return type("ReasonedServiceForm", (ServiceForm,), {"reason": reason})
     return ServiceForm
 
 

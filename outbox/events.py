@@ -107,6 +107,7 @@ def build(event_type: str, instance: Any, data: Any = None) -> Event:
         created_at=timezone.now(),
         data=_plain(data) if data is not None else rendering(instance),
         client_address=actors.current().client_address,
+        reason=actors.current().reason,
         **actors.stamp(),
     )
 
@@ -136,6 +137,7 @@ def event_body(event: Event) -> dict[str, Any]:
         "actor": actors.actor_of(event),
         "requestId": event.request_id or None,
         "clientAddress": event.client_address,
+        "reason": event.reason,
         "data": event.data,
     }
 

@@ -36,6 +36,8 @@ class Event(models.Model):
     actor_id = models.CharField(max_length=64, null=True, blank=True)
     request_id = models.CharField(max_length=128, default="", db_default="", blank=True)
     client_address = models.GenericIPAddressField(null=True, blank=True)
+    # The reason staff gave for the change (``actors.reason``); null when none was asked.
+    reason = models.CharField(max_length=actors.MAX_REASON, null=True, blank=True)
     # Set by the worker: deliveries created for the matching subscriptions / confirmed by the
     # broker. Null until then (partial indexes keep the worker's scans short).
     dispatched_at = models.DateTimeField(null=True, blank=True)

@@ -50,6 +50,10 @@ class EventOut(serializers.Serializer):
     clientAddress = serializers.CharField(
         allow_null=True, help_text="The address the request came from (API and admin)."
     )
+    reason = serializers.CharField(
+        allow_null=True,
+        help_text="The reason staff gave in the back office for a commit, cancel or revert.",
+    )
     cursor = serializers.CharField(help_text="Pass it as ?cursor= to read the events after it.")
     # The envelope names it ``data``, which shadows ``Serializer.data`` for a type checker only.
     data = serializers.JSONField(  # type: ignore[assignment]

@@ -3,38 +3,34 @@
 
 Transactions are read-only here (no add, change or delete: every balance change is an
 append-only operation written by the posting service). The only writes are the commit, revert
-and cancel actions, which call the same services as the API and need the
-``change_transaction`` permission; each selected transaction gets its own success or refusal
-message. The list shows full ids, searches by account alias (``@alice``: the transactions with
-an operation on it) and by metadata (``order=42``), and exports as CSV.
+and cancel actions, each confirmed with a preview and a reason first (``admin_actions``), which
+call the same services as the API and need the ``change_transaction`` permission. The list
+shows full ids, searches by account alias (``@alice``: the transactions with an operation on
+it) and by metadata (``order=42``), and exports as CSV.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.db.models import Exists, OuterRef, QuerySet
-from django.http import HttpRequest, HttpResponseRedirect
+from django.http import HttpRequest
 from django.urls import path
 from django.utils.html import format_html
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import SafeString
 
 from ledgerproject.admin_csv import CsvExportMixin
 from ledgerproject.amounts import format_amount
-from ledgerproject.errors import LedgerError
 from ledgerproject.metadata import filter_by_metadata
 from organizations.admin import LedgerAdmin, admin_link, admin_url, links, scope_filter
 from organizations.models import Ledger
 from templates_dsl.models import TransactionTemplate
-from transactions import admin_reports, admin_scheduled, admin_trees, admin_views, states
+from transactions import admin_actions, admin_reports, admin_scheduled, admin_trees, admin_views
 from transactions.admin_records import OperationInline, ReadOnlyAdmin, full_id
 from transactions.models import Operation, Transaction
 
-Service = Callable[..., Transaction]
 # Registered by its own module: named here so that the admin's discovery imports it.
 SCHEDULED_ADMIN = admin_scheduled.ScheduledPostingAdmin
 
@@ -184,54 +180,38 @@ class TransactionAdmin(CsvExportMixin, ReadOnlyAdmin):
             links([(admin_url(Ledger, "dashboard", tx.ledger_id), "dashboard")]),
         )
 
+    def get_urls(self) -> list[Any]:
+        def act(request: HttpRequest, object_id: str, verb: str) -> Any:
+            return admin_actions.confirm(request, object_id, verb, model_admin=self)
+
+        name = f"{self.opts.app_label}_{self.opts.model_name}_act"
+        page = path("<path:object_id>/act/<str:verb>/", self.admin_site.admin_view(act), name=name)
+        return [page, *super().get_urls()]
+
     def change_view(
         self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: Any = None
     ) -> Any:
         tx = Transaction.objects.filter(pk=object_id).only("type", "status").first()
+        reverted = tx is not None and Transaction.objects.filter(parent_id=tx.pk, is_reversal=True)
         extra = {
             "can_operate": self.has_operate_permission(request),
+            "reverted": bool(reverted and reverted.exists()),
             **({"subtitle": f"{tx.type} {tx.pk} ({tx.status})"} if tx else {}),
             **(extra_context or {}),
         }
         return super().change_view(request, object_id, form_url, extra_context=extra)
 
-    def _run(self, request: HttpRequest, queryset: QuerySet[Transaction], verb: str) -> Any:
-        service = states.ACTIONS[verb]
-        for tx in queryset.select_related("ledger").order_by("created_at", "id"):
-            try:
-                result = service(ledger=tx.ledger, transaction_id=tx.pk)
-            except LedgerError as exc:
-                messages.error(
-                    request, f"{tx.pk!s}: {verb} refused — {exc.error.code} {exc.description}"
-                )
-                continue
-            if verb == "commit":
-                text = f"{tx.pk!s}: committed, now {result.status}."
-            else:
-                text = format_html(
-                    "{}: {} by {} ({}).",
-                    str(tx.pk),
-                    "canceled" if verb == "cancel" or tx.status == tx.PRE_APPROVED else "reverted",
-                    admin_link(Transaction, result.pk, str(result.pk)),
-                    result.status,
-                )
-            messages.success(request, text)
-        back = request.POST.get("_return_to")
-        if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
-            return HttpResponseRedirect(back)
-        return None
-
     @admin.action(description="Commit the selected pending transactions", permissions=["operate"])
     def commit_transactions(self, request: HttpRequest, queryset: QuerySet[Transaction]) -> Any:
-        return self._run(request, queryset, "commit")
+        return admin_actions.confirm_selected(self, request, queryset, "commit")
 
     @admin.action(description="Revert the selected transactions", permissions=["operate"])
     def revert_transactions(self, request: HttpRequest, queryset: QuerySet[Transaction]) -> Any:
-        return self._run(request, queryset, "revert")
+        return admin_actions.confirm_selected(self, request, queryset, "revert")
 
     @admin.action(description="Cancel the selected pending transactions", permissions=["operate"])
     def cancel_transactions(self, request: HttpRequest, queryset: QuerySet[Transaction]) -> Any:
-        return self._run(request, queryset, "cancel")
+        return admin_actions.confirm_selected(self, request, queryset, "cancel")
 
 
 class LedgerBackOfficeAdmin(LedgerAdmin):

@@ -336,7 +336,7 @@ class PostingForm(forms.Form):
             self.add_error(None, f"{exc.error.code}: {exc.description}")
 
 
-def _preview_rows(tx: Transaction) -> list[dict[str, str]]:
+def preview_rows(tx: Transaction) -> list[dict[str, str]]:
     return [
         {
             "account": op.account_alias,
@@ -399,7 +399,7 @@ def ledger_post(request: HttpRequest, object_id: str, *, model_admin: Any) -> Ht
                 context["preview"] = {
                     "tx": tx,
                     "amount": format_amount(tx.amount, tx.scale, tx.asset_code),
-                    "rows": _preview_rows(tx),
+                    "rows": preview_rows(tx),
                 }
             else:
                 url = admin_url(Transaction, "change", tx.pk)

@@ -10,6 +10,9 @@ balance book and guarded write as a posting.
 - cancel: PRE_APPROVED -> CANCELED; a new reverting transaction releases the holds.
 - expire: a cancel (the same ``_cancel``) of a PRE_APPROVED transaction past its expiry.
 - revert: SENT -> a new reverting transaction, every leg mirrored; PRE_APPROVED -> cancel.
+
+``preview`` answers what one of them would write now, with the same checks and steps, nothing
+locked or written (the back office's confirmation pages).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from django.utils import timezone
 from ledgerproject import actors
 from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.locking import lock_ledger_active
-from organizations.models import Ledger
+from organizations.models import Balance, Ledger
 from outbox import events
 from transactions.guards import Guard, guard_refusal, instrument_missing
 from transactions.locking import lock_balances, lock_transaction
@@ -139,14 +142,9 @@ def commit_refused(*, ledger: Ledger, transaction_id: uuid.UUID, error: LedgerEr
 def _commit_locked(
     ledger: Ledger, tx: Transaction, amount: Amount | None, effective_at: dt.datetime | None
 ) -> Transaction:
-    if tx.status != Transaction.PRE_APPROVED:
-        raise LedgerError(
-            ErrorCode.INVALID_TRANSACTION_STATUS,
-            f"Only a PRE_APPROVED transaction can be committed; this one is {tx.status}.",
-        )
-    check_not_expired(tx, timezone.now())
+    _check("commit", tx)
     effective_at = checked_effective_at(effective_at, ledger, not_before=tx)
-    steps = commit_steps(tx, amount)
+    _, steps = _plan("commit", tx, amount)
     _write(tx, steps, insert=False, effective_at=effective_at)
     _set_status(tx, Transaction.SENT)
     return _recorded(with_operations(tx), events.TRANSACTION_COMMITTED)
@@ -159,12 +157,12 @@ def revert(
     original took effect."""
     with transaction.atomic(durable=True):
         tx = _locked(ledger, transaction_id)
-        _check_revertible(tx)
+        _check("revert", tx)
         effective_at = checked_effective_at(effective_at, ledger, not_before=tx)
         if tx.status == Transaction.PRE_APPROVED:
             return _cancel_locked(tx, effective_at)
-        steps = [(leg.mirrored(), Operation.POST) for leg in legs_of(tx)]
-        reversal = _write(_reversal_of(tx, REVERSAL), steps, insert=True, effective_at=effective_at)
+        reversal, steps = _plan("revert", tx)
+        reversal = _write(reversal, steps, insert=True, effective_at=effective_at)
         return _recorded(reversal, events.TRANSACTION_REVERTED)
 
 
@@ -200,12 +198,7 @@ def _cancel(
         tx = _locked(ledger, transaction_id)
         if expired_by is not None and not is_expired(tx, expired_by):
             return None
-        _check_revertible(tx)
-        if tx.status != Transaction.PRE_APPROVED:
-            raise LedgerError(
-                ErrorCode.INVALID_TRANSACTION_STATUS,
-                f"Only a PRE_APPROVED transaction can be canceled; this one is {tx.status}.",
-            )
+        _check("cancel", tx)
         effective_at = checked_effective_at(effective_at, ledger, not_before=tx)
         return _cancel_locked(tx, effective_at)
 
@@ -216,6 +209,65 @@ ACTIONS: dict[str, Callable[..., Transaction]] = {
     "cancel": cancel,
 }
 """The actions by name, for every entry point that offers them (API, admin)."""
+
+
+def _check(verb: str, tx: Transaction) -> None:
+    """Whether ``tx``'s state lets ``verb`` act on it (the amount and the books are checked
+    with the steps)."""
+    if verb == "commit":
+        if tx.status != Transaction.PRE_APPROVED:
+            raise LedgerError(
+                ErrorCode.INVALID_TRANSACTION_STATUS,
+                f"Only a PRE_APPROVED transaction can be committed; this one is {tx.status}.",
+            )
+        check_not_expired(tx, timezone.now())
+        return
+    _check_revertible(tx)
+    if verb == "cancel" and tx.status != Transaction.PRE_APPROVED:
+        raise LedgerError(
+            ErrorCode.INVALID_TRANSACTION_STATUS,
+            f"Only a PRE_APPROVED transaction can be canceled; this one is {tx.status}.",
+        )
+
+
+def _plan(
+    verb: str, tx: Transaction, amount: Amount | None = None
+) -> tuple[Transaction, list[Step]]:
+    """What ``verb`` writes for ``tx`` once checked: the transaction its operations belong to
+    (``tx`` for a commit, a new reverting one otherwise) and their steps. A revert of a pending
+    transaction is its cancel."""
+    if verb == "commit":
+        return tx, commit_steps(tx, amount)
+    if tx.status == Transaction.PRE_APPROVED:
+        releases = [
+            (leg.towards(CREDIT), Operation.RELEASE)
+            for leg in legs_of(tx)
+            if leg.direction == DEBIT
+        ]
+        return _reversal_of(tx, CANCELLATION), releases
+    return _reversal_of(tx, REVERSAL), [(leg.mirrored(), Operation.POST) for leg in legs_of(tx)]
+
+
+def preview(
+    verb: str, *, ledger: Ledger, transaction_id: uuid.UUID, amount: Amount | None = None
+) -> Transaction:
+    """What ``verb`` (commit, revert or cancel) would write now: the transaction carrying its
+    operations, each with its balance before and after, refused as the action would be;
+    nothing is locked or written, so the books may differ when the action runs."""
+    tx = Transaction.objects.filter(
+        organization_id=ledger.organization_id, pk=transaction_id, ledger_id=ledger.pk
+    ).first()
+    if tx is None:
+        raise LedgerError(ErrorCode.NOT_FOUND, "The transaction was not found.")
+    _check(verb, tx)
+    target, steps = _plan(verb, tx, amount)
+    touched = {leg.account_id for leg, _ in steps}
+    balances = Balance.objects.filter(organization_id=tx.organization_id, account_id__in=touched)
+    now = timezone.now()
+    book = BalanceBook({b.account_id: b for b in balances}, now=now, effective_at=now)
+    if target is not tx:
+        stamp_posted(target, now, None)
+    return attach_operations(target, book.apply_all(target, steps))
 
 
 def _check_revertible(tx: Transaction) -> None:
@@ -266,12 +318,8 @@ def _reversal_of(tx: Transaction, kind: str) -> Transaction:
 
 
 def _cancel_locked(tx: Transaction, effective_at: dt.datetime | None) -> Transaction:
-    releases = [
-        (leg.towards(CREDIT), Operation.RELEASE) for leg in legs_of(tx) if leg.direction == DEBIT
-    ]
-    reversal = _write(
-        _reversal_of(tx, CANCELLATION), releases, insert=True, effective_at=effective_at
-    )
+    reversal, releases = _plan("cancel", tx)
+    reversal = _write(reversal, releases, insert=True, effective_at=effective_at)
     tx.status, tx.updated_at = Transaction.CANCELED, reversal.updated_at
     # At the cancellation's own time, as its event implies for the original (the journal,
     # docs/BOOKS.md): save() would stamp updated_at anew.

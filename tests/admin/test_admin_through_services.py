@@ -7,9 +7,13 @@ account (the API: 422 0074)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
+from django.utils import timezone
+
 from organizations.models import Account, ApiToken, Ledger, Organization
+from outbox.models import Event
 from tests.admin.helpers import change_form, ledger_of, staff_client
 from tests.conftest import make_token
 
@@ -92,16 +96,55 @@ def test_the_overdraft_limit_is_set_through_the_service_and_refused_like_the_api
     book, admin_client
 ):
     account = Account.objects.get(alias="@bob")
-    response = _change(admin_client, "organizations/account", account, overdraft_limit="2.50")
+    response = _change(admin_client, "organizations/account", account, overdraft_limit="2.50",
+                       reason="Agreed with the customer")  # fmt: skip
     assert response.status_code == 302, _errors(response)
     account.balance.refresh_from_db()
     assert (account.balance.overdraft_limit, account.balance.scale) == (250, 2)  # 2.50
     pay = {"amount": 200, "fee": 0, "source": "@bob", "destination": "@alice"}
     posted = book.post({"transactionTypeCode": "PAYMENT_WITH_FEE", "variables": pay})
     assert posted.status_code == 201, posted.content
-    response = _change(admin_client, "organizations/account", account, overdraft_limit="1")
+    response = _change(admin_client, "organizations/account", account, overdraft_limit="1",
+                       reason="Lower it")  # fmt: skip
     assert "0008" in _errors(response) and "overdrawn by 2.00" in _errors(response)
-    response = _change(admin_client, "organizations/account", account, overdraft_limit="-1")
+    response = _change(admin_client, "organizations/account", account, overdraft_limit="-1",
+                       reason="Lower it")  # fmt: skip
     assert "non-negative decimal" in _errors(response)
     account.balance.refresh_from_db()
     assert account.balance.overdraft_limit == 250
+
+
+def test_a_change_that_stops_or_lets_money_move_asks_for_a_reason(book, admin_client):
+    """An account's status, its sending and receiving, its overdraft limit: changed only with
+    a reason, which the change's event keeps with the staff user. A change of its name needs
+    none."""
+    bob = Account.objects.get(alias="@bob")
+    response = _change(admin_client, "organizations/account", bob, status_code="FROZEN")
+    assert "Say why status code changes" in _errors(response)
+    assert Account.objects.get(pk=bob.pk).status_code == "ACTIVE"
+    response = _change(admin_client, "organizations/account", bob, allow_receiving="")
+    assert "Say why allow receiving changes" in _errors(response)
+    assert Account.objects.get(pk=bob.pk).allow_receiving
+    frozen = _change(admin_client, "organizations/account", bob, status_code="FROZEN",
+                     reason="Card reported stolen, ticket 7")  # fmt: skip
+    assert frozen.status_code == 302, _errors(frozen)
+    assert Account.objects.get(pk=bob.pk).status_code == "FROZEN"
+    event = Event.objects.filter(type="account.updated").latest("seq")
+    assert (event.reason, event.actor_kind) == ("Card reported stolen, ticket 7", "staff")
+    assert event.data["status"]["code"] == "FROZEN"
+    renamed = _change(admin_client, "organizations/account", bob, name="Robert")
+    assert renamed.status_code == 302, _errors(renamed)
+    assert Event.objects.filter(type="account.updated").latest("seq").reason is None
+
+
+def test_closing_a_period_asks_for_a_reason(book, admin_client):
+    ledger = ledger_of(book)
+    through = timezone.now().date() - dt.timedelta(days=2)  # a day that is over
+    response = _change(admin_client, "organizations/ledger", ledger,
+                       closed_through=through.isoformat())  # fmt: skip
+    assert "Say why closed through changes" in _errors(response)
+    assert Ledger.objects.get(pk=ledger.pk).closed_through is None
+    closed = _change(admin_client, "organizations/ledger", ledger,
+                     closed_through=through.isoformat(), reason="Month end")  # fmt: skip
+    assert closed.status_code == 302, _errors(closed)
+    assert Event.objects.filter(type="ledger.updated").latest("seq").reason == "Month end"

@@ -46,7 +46,12 @@ def test_view_permissions_open_only_their_models_and_the_dashboard(book, main_le
     assert 'id="revert_transactions"' not in page
     client.post(
         "/admin/transactions/transaction/",
-        {"action": "revert_transactions", "_selected_action": [sent["id"]]},
+        {
+            "action": "revert_transactions",
+            "_selected_action": [sent["id"]],
+            "_confirm": "1",
+            "reason": "no permission",
+        },
     )
     assert not Transaction.objects.filter(parent_id=sent["id"]).exists()
 
@@ -80,7 +85,12 @@ def test_add_and_change_permissions_open_posting_and_the_actions(book, main_ledg
     sent = Transaction.objects.get(type="PAYMENT_WITH_FEE")
     client.post(
         "/admin/transactions/transaction/",
-        {"action": "revert_transactions", "_selected_action": [str(sent.pk)]},
+        {
+            "action": "revert_transactions",
+            "_selected_action": [str(sent.pk)],
+            "_confirm": "1",
+            "reason": "Posted twice",
+        },
     )
     assert Transaction.objects.filter(parent=sent, is_reversal=True).exists()
 

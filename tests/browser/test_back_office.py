@@ -131,7 +131,20 @@ def test_it_posts_and_reverts_a_payment_in_a_real_browser(live_server, book):
             page.check(f"input[name=_selected_action][value='{posted_id}']")
             page.select_option("select[name=action]", "revert_transactions")
             page.click("button[name=index]")
+            # nothing moves yet: what the revert would write, and a reason asked for
+            expect(page.locator(f"#preview-{posted_id}")).to_contain_text("974.00 BRL")
+            if shots:
+                page.fill("textarea[name=reason]", "Posted by mistake")
+                page.screenshot(path=f"{shots}/confirm-revert.png", full_page=True)
+                page.fill("textarea[name=reason]", "")
+            page.click("#confirm")
+            expect(page.locator(".errorlist")).to_contain_text("This field is required")
+            page.fill("textarea[name=reason]", "Posted by mistake")
+            page.click("#confirm")
             expect(page.locator("ul.messagelist")).to_contain_text("reverted by")
+            page.goto(f"{live_server.url}/admin/transactions/transaction/{posted_id}/change/")
+            expect(page.locator("div.field-reversal_link a")).to_be_visible()
+            expect(page.locator("#revert_transactions")).to_have_count(0)
 
             page.goto(dashboard)
             assert balances(page) == {

@@ -11,6 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import DatabaseError, connection, transaction
 
+from journal import merkle
 from journal.models import Block
 from journal.services import seal
 from organizations.models import Ledger
@@ -233,3 +234,27 @@ def test_entries_moved_within_a_block_are_named(book):
     Event.objects.filter(pk=first.pk).update(**{name: getattr(second, name) for name in fields})
     text = _violations()
     assert text.count("is not where the block sealed it (entries moved)") == 2
+
+
+def test_blocks_of_both_entry_forms_verify_and_a_rewritten_reason_is_named(
+    book, admin_client, monkeypatch
+):
+    """Blocks sealed before the reason existed keep form 1; later ones hash the reason too
+    (form 2), and check_ledger builds each block's entries in its own form."""
+    monkeypatch.setattr(merkle, "FORM", 1)
+    ledger, tx = _sealed(book)
+    monkeypatch.setattr(merkle, "FORM", 2)
+    act = f"/admin/transactions/transaction/{tx}/act/revert/"
+    assert admin_client.post(act, {"_confirm": "1", "reason": "Sent twice"}).status_code == 302
+    seal(ledger.organization_id, ledger.pk)
+    assert list(Block.objects.order_by("height").values_list("entry_form", flat=True)) == [1, 2]
+    out = io.StringIO()
+    call_command("check_ledger", stdout=out, stderr=io.StringIO())
+    assert "the books match their journal" in out.getvalue()
+    event = Event.objects.get(type="transaction.reverted")
+    assert merkle.entry_of(event)["reason"] == "Sent twice"
+    assert "reason" not in merkle.entry_of(event, 1)
+    Event.objects.filter(pk=event.pk).update(reason="Why not")
+    text = _violations()
+    assert "block 1, entry " in text
+    assert f"(transaction.reverted, event {event.event_id}) no longer matches" in text

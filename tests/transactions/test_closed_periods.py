@@ -184,6 +184,7 @@ def test_staff_close_and_reopen_in_the_admin(book):
         "status_description": ledger.status_description or "",
         "time_zone": "UTC",
         "metadata": "{}",
+        "reason": "Month end",
     }
     clerk = staff_client("organizations.view_ledger", "organizations.change_ledger")
     through = _days_ago(2)

@@ -1,0 +1,170 @@
+"""Commit, cancel and revert in the back office, each confirmed before money moves.
+
+A transaction's page links to a confirmation page per action (``.../<id>/act/<verb>/``): it
+shows what the action would write now (``states.preview``: each operation with the balance
+before and after), or the refusal it would meet, and asks for a reason; a commit may name an
+amount to settle less than the hold (a partial commit). Confirming runs the action through the
+same service as the API, inside ``actors.reason``, so the action's event keeps the reason beside
+the staff user. The list's actions confirm the same way, for every selected transaction at
+once, each with its own preview. All of it needs the ``change_transaction`` permission.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.contrib.admin import helpers
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.utils.html import format_html
+
+from ledgerproject import actors
+from ledgerproject.amounts import format_amount, parse_amount
+from ledgerproject.errors import LedgerError
+from organizations.admin import admin_link, admin_url
+from transactions import states
+from transactions.admin_views import preview_rows
+from transactions.models import Transaction
+from transactions.partial import Amount
+
+VERBS = {
+    "commit": "Commit",
+    "cancel": "Cancel",
+    "revert": "Revert",
+}
+WHAT = {
+    "commit": "settles the hold: the sources' held money goes to the destinations",
+    "cancel": "releases the hold: the money held goes back to the sources' available balance",
+    "revert": "posts a reversal: every leg mirrored, the money goes back where it came from",
+}
+# The most transactions one confirmation previews: each preview reads the transaction and its
+# balances, and a page of the list holds fewer.
+MAX_SELECTED = 100
+
+
+class ActionForm(forms.Form):
+    reason = forms.CharField(
+        max_length=actors.MAX_REASON,
+        strip=True,
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 70}),
+        help_text="Why. Kept with your user name on the event this action writes.",
+    )
+    amount = forms.CharField(
+        required=False,
+        max_length=60,
+        help_text="Leave empty to commit the whole hold; an amount commits that much and "
+        "releases the rest.",
+    )
+
+    def __init__(self, *args: Any, verb: str, tx: Transaction | None = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.tx = tx
+        if verb != "commit" or tx is None:
+            del self.fields["amount"]
+
+    def clean_amount(self) -> Amount | None:
+        text = self.cleaned_data.get("amount") or ""
+        if not text.strip() or self.tx is None:
+            return None
+        try:
+            return Amount(parse_amount(text, self.tx.scale, self.tx.asset_code), self.tx.scale)
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from None
+
+
+def _preview(verb: str, tx: Transaction, amount: Amount | None) -> dict[str, Any]:
+    """What ``verb`` would write for ``tx`` now, or the refusal it would meet."""
+    try:
+        shown = states.preview(verb, ledger=tx.ledger, transaction_id=tx.pk, amount=amount)
+    except LedgerError as exc:
+        return {"tx": tx, "refusal": f"{exc.error.code} {exc.description}"}
+    amount_text = format_amount(shown.amount, shown.scale, shown.asset_code)
+    return {"tx": tx, "rows": preview_rows(shown), "amount": amount_text}
+
+
+def _act(request: HttpRequest, verb: str, tx: Transaction, amount: Amount | None) -> bool:
+    """Run ``verb`` on ``tx`` as the API does; a message says what happened."""
+    arguments = {"amount": amount} if amount is not None else {}
+    try:
+        result = states.ACTIONS[verb](ledger=tx.ledger, transaction_id=tx.pk, **arguments)
+    except LedgerError as exc:
+        messages.error(request, f"{tx.pk}: {verb} refused — {exc.error.code} {exc.description}")
+        return False
+    if verb == "commit":
+        done = format_amount(result.amount, result.scale, result.asset_code)
+        messages.success(request, f"{tx.pk}: committed {done}, now {result.status}.")
+    else:
+        kind = "canceled" if tx.status == Transaction.PRE_APPROVED else "reverted"
+        link = admin_link(Transaction, result.pk, str(result.pk))
+        messages.success(request, format_html("{}: {} by {}.", str(tx.pk), kind, link))
+    return True
+
+
+def confirm(request: HttpRequest, object_id: str, verb: str, *, model_admin: Any) -> HttpResponse:
+    """One transaction's confirmation page for ``verb``."""
+    if verb not in VERBS:
+        raise Http404("No such action.")
+    if not model_admin.has_operate_permission(request):
+        raise PermissionDenied
+    tx = model_admin.get_object(request, unquote(object_id))
+    if tx is None:
+        raise Http404("No such transaction.")
+    page = admin_url(Transaction, "change", tx.pk)
+    posted = request.POST if request.method == "POST" else None
+    form = ActionForm(posted, verb=verb, tx=tx)
+    valid = form.is_valid()
+    amount = form.cleaned_data.get("amount") if valid else None
+    if valid and "_confirm" in request.POST:
+        with actors.reason(form.cleaned_data["reason"]):
+            if _act(request, verb, tx, amount):
+                return HttpResponseRedirect(page)
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.opts,
+        "title": f"{VERBS[verb]} transaction {tx.pk}?",
+        "verb": verb,
+        "label": VERBS[verb],
+        "what": WHAT[verb],
+        "form": form,
+        "previews": [_preview(verb, tx, amount)],
+        "back": page,
+    }
+    return TemplateResponse(request, "admin/transactions/transaction/confirm_action.html", context)
+
+
+def confirm_selected(
+    model_admin: Any, request: HttpRequest, queryset: QuerySet[Transaction], verb: str
+) -> HttpResponse | None:
+    """A list action: first a page that previews ``verb`` on each selected transaction and asks
+    for one reason; once confirmed, the action on each in turn (None: back to the list)."""
+    selected = list(
+        queryset.select_related("ledger").order_by("created_at", "id")[: MAX_SELECTED + 1]
+    )
+    if len(selected) > MAX_SELECTED:
+        messages.error(request, f"Select at most {MAX_SELECTED} transactions for one {verb}.")
+        return None
+    form = ActionForm(request.POST if "_confirm" in request.POST else None, verb=verb)
+    if form.is_valid():
+        with actors.reason(form.cleaned_data["reason"]):
+            for tx in selected:
+                _act(request, verb, tx, None)
+        return None
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.opts,
+        "title": f"{VERBS[verb]} {len(selected)} transaction{'s' * (len(selected) != 1)}?",
+        "verb": verb,
+        "label": VERBS[verb],
+        "what": WHAT[verb],
+        "form": form,
+        "previews": [_preview(verb, tx, None) for tx in selected],
+        "action": f"{verb}_transactions",
+        "selected_name": helpers.ACTION_CHECKBOX_NAME,
+        "back": admin_url(Transaction),
+    }
+    return TemplateResponse(request, "admin/transactions/transaction/confirm_action.html", context)
