@@ -55,7 +55,7 @@ CITUS_TESTS ?= tests/citus tests/concurrency tests/api/test_tenancy_fails_closed
 	tests/transactions/test_effective_dates.py tests/transactions/test_closed_periods.py \
 	tests/transactions/test_scheduled_postings.py tests/transactions/test_account_trees.py \
 	tests/transactions/test_conversions.py tests/transactions/test_balance_monitors.py \
-	tests/transactions/test_tree_monitors.py \
+	tests/transactions/test_tree_monitors.py tests/transactions/test_action_preview.py \
 	tests/instruments tests/templates_dsl \
 	tests/api/test_ledgers.py tests/api/test_organizations.py \
 	tests/journal/test_sealing.py tests/journal/test_api.py tests/journal/test_who_did_what.py

@@ -54,7 +54,10 @@ class BlockOut(serializers.Serializer):
     previousHash = serializers.CharField(help_text="The previous block's hash; 64 zeros first.")
     hash = serializers.CharField(help_text="SHA-256 of the block's header in canonical JSON.")
     sealedAt = serializers.CharField()
-    entryForm = serializers.IntegerField(help_text="The form its entries are hashed in (1).")
+    entryForm = serializers.IntegerField(
+        help_text="The form its entries are hashed in: 2 (with the reason staff gave), or 1 "
+        "for blocks sealed before it (docs/BOOKS.md)."
+    )
     firstEntryCursor = serializers.CharField(
         help_text="The events cursor of its first entry (GET .../events?cursor= reads after it)."
     )

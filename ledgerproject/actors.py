@@ -11,7 +11,8 @@ Every write records them (a transaction's columns, every event's), read from her
 
 Staff give a reason for what moves money in the back office (a commit, a cancel, a revert):
 ``with actors.reason(text):`` around the action, and the event the action writes keeps it
-beside the actor. The events a posting's own statement writes carry none.
+beside the actor. The events written by a posting's own statement (``transactions.writes``:
+its transaction's, and a balance monitor's that it triggers) carry none, on either database.
 
 A request's id is the ``X-Request-Id`` it was sent with when that is a plain token of at most
 ``MAX_REQUEST_ID`` characters, else one made here; every answer carries it back
@@ -21,6 +22,7 @@ proxy, the proxy's, unless the proxy rewrites it (docs/OPERATORS.md)."""
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import ipaddress
 import os
 import pwd
@@ -113,12 +115,9 @@ def reason(text: str) -> Iterator[None]:
     """The reason given for what the block does (at most ``MAX_REASON`` characters)."""
     if not 0 < len(text) <= MAX_REASON:
         raise ValueError(f"a reason has 1 to {MAX_REASON} characters")
-    work = current()
-    before, work.reason = work.reason, text
-    try:
+    # A copy for the block: outside a request the work is the process's, shared by its threads.
+    with working(dataclasses.replace(current(), reason=text)):
         yield
-    finally:
-        work.reason = before
 
 
 def as_command(argv: list[str]) -> None:

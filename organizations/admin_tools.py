@@ -14,6 +14,7 @@ from urllib.parse import parse_qsl
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
+from django.contrib.admin.utils import flatten_fieldsets
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
@@ -118,7 +119,11 @@ class ResourceAdmin(LedgerModelAdmin):
         raise NotImplementedError
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        return self.add_fields if obj is None else super().get_fields(request, obj)
+        if obj is None:
+            return self.add_fields
+        fields = list(super().get_fields(request, obj))
+        # An admin that lists its fields does not list the form's own ``reason``.
+        return [*fields, "reason"] if self.reason_fields and "reason" not in fields else fields
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         return () if obj is None else super().get_readonly_fields(request, obj)
@@ -126,6 +131,14 @@ class ResourceAdmin(LedgerModelAdmin):
     def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any):
         if obj is None:
             kwargs["fields"] = self.add_fields
+        else:  # the form's own ``reason`` is no field of the model
+            named = (
+                kwargs["fields"]
+                if "fields" in kwargs
+                else flatten_fieldsets(self.get_fieldsets(request, obj))
+            )
+            if named is not None:
+                kwargs["fields"] = [name for name in named if name != "reason"]
         base = super().get_form(request, obj, change=change, **kwargs)
         if change:
             return service_form(base, self.update_for(request), reason_for=self.reason_fields)
@@ -242,8 +255,9 @@ def service_form(
             required=False,
             max_length=actors.MAX_REASON,
             widget=forms.Textarea(attrs={"rows": 2, "cols": 70}),
-            help_text="Needed when " + ", ".join(reason_for).replace("_", " ") + " changes; "
-            "kept with your user name on the event the change writes.",
+            help_text="Needed when " + ", ".join(reason_for).replace("_", " ") + " changes. "
+            "Kept with your user name on the event the change writes, which API clients and "
+            "webhooks receive and the journal seals: it cannot be taken back.",
         )
         return type("ReasonedServiceForm", (ServiceForm,), {"reason": reason})
     return ServiceForm

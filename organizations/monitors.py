@@ -85,12 +85,14 @@ def condition_holds(monitor: BalanceMonitor, available: int, on_hold: int, scale
 # account above it, at most ``account_tree.WALK_LIMIT`` levels up ``parent_account_id``; the
 # organization's id in every lookup (the distribution column on Citus).
 #
-# PostgreSQL: the rows locked in monitor-id order, as balances are (``transactions.locking``),
-# in one statement whose plan does not depend on the tables' statistics: every lookup is an
-# equality on a key inside a LATERAL subquery (OFFSET 0 keeps it there), and the lock reads
-# each monitor by its primary key alone (a filter beside it would let the planner scan the
-# partial index of live monitors instead). Parameters: the accounts, the organization, the
-# depth bound, the organization twice.
+# PostgreSQL: the rows locked in monitor-id order, as balances are (``transactions.locking``):
+# the LATERAL subquery that locks runs once per row of the subquery sorted by monitor id, in
+# that order, as the inner side of a nested loop. One statement, whose plan does not depend on
+# the tables' statistics: every lookup is an equality on a key inside a LATERAL subquery
+# (OFFSET 0 keeps it there), and the lock reads each monitor by its primary key, nothing else
+# (a filter on its state beside it would let the planner scan the partial index of live
+# monitors instead; the state is checked again once the row is locked). Parameters: the
+# accounts, the organization, the depth bound, the organization twice.
 LOCK_WATCHERS = """WITH RECURSIVE up (start, id, depth) AS (
     SELECT w.id, w.id, 1 FROM unnest(%s) AS w(id)
     UNION ALL
@@ -103,7 +105,7 @@ SELECT b.*, ordered.start AS watched_account FROM (
     SELECT up.start, m.id AS monitor_id FROM up
     CROSS JOIN LATERAL (SELECT m.id FROM organizations_balancemonitor m
         WHERE m.organization_id = %s AND m.account_id = up.id AND m.deleted_at IS NULL
-        AND (up.depth = 1 OR m.tree) OFFSET 0) m
+        AND m.status_code <> 'INACTIVE' AND (up.depth = 1 OR m.tree) OFFSET 0) m
     ORDER BY m.id
 ) ordered
 CROSS JOIN LATERAL (SELECT * FROM organizations_balancemonitor locked
@@ -184,7 +186,9 @@ def _lock_monitors_of(
         monitor = found.setdefault(row.pk, row)
         # the statement's own column beside the model's; text on SQLite
         account = uuid.UUID(str(row.watched_account))  # type: ignore[attr-defined]
-        by_account.setdefault(account, []).append(monitor)
+        watching = by_account.setdefault(account, [])
+        if monitor not in watching:  # a tree with a cycle would name it again
+            watching.append(monitor)
     for monitors in by_account.values():
         monitors.sort(key=lambda monitor: (monitor.created_at, monitor.pk))
     return by_account

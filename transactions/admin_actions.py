@@ -48,11 +48,15 @@ MAX_SELECTED = 100
 
 
 class ActionForm(forms.Form):
+    """The reason (needed to confirm, not to preview) and, for one commit, the amount."""
+
     reason = forms.CharField(
+        required=False,
         max_length=actors.MAX_REASON,
         strip=True,
         widget=forms.Textarea(attrs={"rows": 2, "cols": 70}),
-        help_text="Why. Kept with your user name on the event this action writes.",
+        help_text="Why. Kept with your user name on the event this action writes, which API "
+        "clients and webhooks receive and the journal seals: it cannot be taken back.",
     )
     amount = forms.CharField(
         required=False,
@@ -61,11 +65,24 @@ class ActionForm(forms.Form):
         "releases the rest.",
     )
 
-    def __init__(self, *args: Any, verb: str, tx: Transaction | None = None, **kwargs: Any):
+    def __init__(
+        self,
+        *args: Any,
+        verb: str,
+        confirming: bool,
+        tx: Transaction | None = None,
+        **kwargs: Any,
+    ):
         super().__init__(*args, **kwargs)
-        self.tx = tx
+        self.tx, self.confirming = tx, confirming
         if verb != "commit" or tx is None:
             del self.fields["amount"]
+
+    def clean_reason(self) -> str:
+        reason = self.cleaned_data.get("reason") or ""
+        if self.confirming and not reason:
+            raise forms.ValidationError("This field is required: say why.")
+        return reason
 
     def clean_amount(self) -> Amount | None:
         text = self.cleaned_data.get("amount") or ""
@@ -116,10 +133,13 @@ def confirm(request: HttpRequest, object_id: str, verb: str, *, model_admin: Any
         raise Http404("No such transaction.")
     page = admin_url(Transaction, "change", tx.pk)
     posted = request.POST if request.method == "POST" else None
-    form = ActionForm(posted, verb=verb, tx=tx)
+    form = ActionForm(posted, verb=verb, confirming="_confirm" in request.POST, tx=tx)
     valid = form.is_valid()
-    amount = form.cleaned_data.get("amount") if valid else None
-    if valid and "_confirm" in request.POST:
+    # The preview shows the amount asked for, whatever else the form lacks; none while the
+    # amount itself is not one.
+    amount_ok = "amount" not in form.errors
+    amount = form.cleaned_data.get("amount") if posted is not None and amount_ok else None
+    if valid and form.confirming:
         with actors.reason(form.cleaned_data["reason"]):
             if _act(request, verb, tx, amount):
                 return HttpResponseRedirect(page)
@@ -131,7 +151,7 @@ def confirm(request: HttpRequest, object_id: str, verb: str, *, model_admin: Any
         "label": VERBS[verb],
         "what": WHAT[verb],
         "form": form,
-        "previews": [_preview(verb, tx, amount)],
+        "previews": [_preview(verb, tx, amount)] if amount_ok else [],
         "back": page,
     }
     return TemplateResponse(request, "admin/transactions/transaction/confirm_action.html", context)
@@ -148,7 +168,8 @@ def confirm_selected(
     if len(selected) > MAX_SELECTED:
         messages.error(request, f"Select at most {MAX_SELECTED} transactions for one {verb}.")
         return None
-    form = ActionForm(request.POST if "_confirm" in request.POST else None, verb=verb)
+    confirming = "_confirm" in request.POST
+    form = ActionForm(request.POST if confirming else None, verb=verb, confirming=confirming)
     if form.is_valid():
         with actors.reason(form.cleaned_data["reason"]):
             for tx in selected:

@@ -28,6 +28,7 @@ from ledgerproject import actors
 from ledgerproject.errors import ErrorCode, LedgerError
 from organizations.locking import lock_ledger_active
 from organizations.models import Balance, Ledger
+from organizations.services import ensure_ledger_active
 from outbox import events
 from transactions.guards import Guard, guard_refusal, instrument_missing
 from transactions.locking import lock_balances, lock_transaction
@@ -159,7 +160,7 @@ def revert(
         tx = _locked(ledger, transaction_id)
         _check("revert", tx)
         effective_at = checked_effective_at(effective_at, ledger, not_before=tx)
-        if tx.status == Transaction.PRE_APPROVED:
+        if _acts_as("revert", tx) == "cancel":
             return _cancel_locked(tx, effective_at)
         reversal, steps = _plan("revert", tx)
         reversal = _write(reversal, steps, insert=True, effective_at=effective_at)
@@ -230,30 +231,40 @@ def _check(verb: str, tx: Transaction) -> None:
         )
 
 
+def _acts_as(verb: str, tx: Transaction) -> str:
+    """The action ``verb`` is on ``tx``: a revert of a pending transaction is its cancel."""
+    return "cancel" if verb == "revert" and tx.status == Transaction.PRE_APPROVED else verb
+
+
 def _plan(
     verb: str, tx: Transaction, amount: Amount | None = None
 ) -> tuple[Transaction, list[Step]]:
     """What ``verb`` writes for ``tx`` once checked: the transaction its operations belong to
-    (``tx`` for a commit, a new reverting one otherwise) and their steps. A revert of a pending
-    transaction is its cancel."""
-    if verb == "commit":
+    (``tx`` for a commit, a new reverting one otherwise) and their steps."""
+    acts_as = _acts_as(verb, tx)
+    if acts_as == "commit":
         return tx, commit_steps(tx, amount)
-    if tx.status == Transaction.PRE_APPROVED:
+    if acts_as == "cancel":
         releases = [
             (leg.towards(CREDIT), Operation.RELEASE)
             for leg in legs_of(tx)
             if leg.direction == DEBIT
         ]
         return _reversal_of(tx, CANCELLATION), releases
+    if acts_as != "revert":
+        raise ValueError(f"no action {verb!r}")
     return _reversal_of(tx, REVERSAL), [(leg.mirrored(), Operation.POST) for leg in legs_of(tx)]
 
 
 def preview(
     verb: str, *, ledger: Ledger, transaction_id: uuid.UUID, amount: Amount | None = None
 ) -> Transaction:
-    """What ``verb`` (commit, revert or cancel) would write now: the transaction carrying its
-    operations, each with its balance before and after, refused as the action would be;
-    nothing is locked or written, so the books may differ when the action runs."""
+    """What ``verb`` (commit, revert or cancel) would write now, effective now: the transaction
+    carrying its operations, each with its balance before and after; refused as the action
+    would be, with the same checks in the same order (the guard's refusal first, as in
+    ``_write``). Nothing is written and no row is held, so the books may differ when the
+    action runs, and it checks everything again."""
+    ensure_ledger_active(ledger)
     tx = Transaction.objects.filter(
         organization_id=ledger.organization_id, pk=transaction_id, ledger_id=ledger.pk
     ).first()
@@ -261,13 +272,21 @@ def preview(
         raise LedgerError(ErrorCode.NOT_FOUND, "The transaction was not found.")
     _check(verb, tx)
     target, steps = _plan(verb, tx, amount)
-    touched = {leg.account_id for leg, _ in steps}
-    balances = Balance.objects.filter(organization_id=tx.organization_id, account_id__in=touched)
     now = timezone.now()
-    book = BalanceBook({b.account_id: b for b in balances}, now=now, effective_at=now)
     if target is not tx:
         stamp_posted(target, now, None)
-    return attach_operations(target, book.apply_all(target, steps))
+    touched = sorted({leg.account_id for leg, _ in steps})
+    guard = Guard.of(target, assets_of(target, (leg for leg, _ in steps)), touched, now)
+    balances = Balance.objects.filter(organization_id=tx.organization_id, account_id__in=touched)
+    book = BalanceBook({b.account_id: b for b in balances}, now=now, effective_at=now)
+    try:
+        operations = book.apply_all(target, steps)
+    except LedgerError as error:
+        raise guard_refusal(guard) or error from None
+    refusal = guard_refusal(guard)
+    if refusal is not None:
+        raise refusal
+    return attach_operations(target, operations)
 
 
 def _check_revertible(tx: Transaction) -> None:

@@ -111,8 +111,12 @@ def test_a_partial_commit_from_the_transaction_page(admin_client, book):
     held = book.post({"transactionTypeCode": "FUND", "pending": True, "variables": variables})
     held = held.json()
     act = f"/admin/{TX}/{held['id']}/act/commit/"
-    previewed = admin_client.post(act, {"_preview": "1", "reason": "Partial", "amount": "0.40"})
-    assert previewed.status_code == 200 and "0.40 BRL" in previewed.content.decode()
+    # the amount previewed whether or not a reason is given yet; no preview of a wrong amount
+    previewed = admin_client.post(act, {"_preview": "1", "reason": "", "amount": "0.40"})
+    html = previewed.content.decode()
+    assert previewed.status_code == 200 and "Commit 0.40 BRL" in html and "errorlist" not in html
+    wrong = admin_client.post(act, {"_preview": "1", "reason": "", "amount": "0.401"})
+    assert "errorlist" in wrong.content.decode() and 'id="preview-' not in wrong.content.decode()
     assert Transaction.objects.get(pk=held["id"]).status == "PRE_APPROVED"
     too_much = admin_client.post(act, {"_confirm": "1", "reason": "Partial", "amount": "2"})
     shown = messages_of(too_much)
@@ -134,7 +138,7 @@ def test_the_confirmation_page_needs_the_change_permission_and_a_known_action(ad
     assert viewer.get(f"/admin/{TX}/{sent['id']}/act/revert/").status_code == 403
     assert admin_client.get(f"/admin/{TX}/{sent['id']}/act/explode/").status_code == 404
     missing = "00000000-0000-7000-8000-000000000000"
-    assert admin_client.get(f"/admin/{TX}/{missing}/act/revert/").status_code in (302, 404)
+    assert admin_client.get(f"/admin/{TX}/{missing}/act/revert/").status_code == 404
 
 
 def test_it_deactivates_resources_through_the_services(admin_client, book, api, ledger_url):
@@ -179,3 +183,17 @@ def test_it_deactivates_resources_through_the_services(admin_client, book, api, 
     run_action(admin_client, "organizations/ledger", "deactivate", ledger.pk)
     run_action(admin_client, "organizations/organization", "deactivate", ledger.organization_id)
     assert Organization.objects.get().deleted_at is not None
+
+
+def test_a_reason_is_kept_on_the_actions_own_event_only(admin_client, book, api):
+    """A monitor that the revert trips fires with no reason, on either database: the events a
+    posting's own statement writes carry none (ledgerproject/actors.py)."""
+    book.fund("@alice", 10_000)
+    sent = book.pay(2500, 100).json()
+    body = {"accountId": book.accounts["@bob"]["id"], "measure": "available",
+            "condition": "below", "threshold": {"amount": 1, "scale": 2}}  # fmt: skip
+    assert api.post(f"{book.url}/balance-monitors", body).status_code == 201
+    act = f"/admin/{TX}/{sent['id']}/act/revert/"
+    assert admin_client.post(act, {"_confirm": "1", "reason": "Refund"}).status_code == 302
+    assert Event.objects.get(type="transaction.reverted").reason == "Refund"
+    assert Event.objects.get(type="balance_monitor.triggered").reason is None

@@ -148,3 +148,14 @@ def test_closing_a_period_asks_for_a_reason(book, admin_client):
                      closed_through=through.isoformat(), reason="Month end")  # fmt: skip
     assert closed.status_code == 302, _errors(closed)
     assert Event.objects.filter(type="ledger.updated").latest("seq").reason == "Month end"
+
+
+def test_the_pages_whose_changes_need_a_reason_show_its_field(book, admin_client):
+    ledger = ledger_of(book)
+    bob = Account.objects.get(alias="@bob")
+    for model, obj in (("organizations/ledger", ledger), ("organizations/account", bob)):
+        html = admin_client.get(f"/admin/{model}/{obj.pk}/change/").content.decode()
+        assert 'name="reason"' in html, model
+    organization = Organization.objects.get(pk=ledger.organization_id)
+    html = admin_client.get(f"/admin/organizations/organization/{organization.pk}/change/")
+    assert 'name="reason"' not in html.content.decode()

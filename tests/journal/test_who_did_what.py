@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from django.core.management import call_command
@@ -166,3 +167,24 @@ def test_outside_a_request_acting_as_someone_changes_nothing(monkeypatch):
 def test_a_redirect_carries_its_request_id_too(client):
     response = client.get("/admin/", HTTP_X_REQUEST_ID="r2")
     assert response.status_code == 302 and response["X-Request-Id"] == "r2"
+
+
+def test_a_reason_stays_with_the_work_that_gave_it():
+    """Outside a request the work is the process's, shared by its threads: a reason given in
+    one thread is not another's."""
+    seen = []
+    inside, done = threading.Event(), threading.Event()
+
+    def other() -> None:
+        inside.wait(5)
+        seen.append(actors.current().reason)
+        done.set()
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    with actors.reason("Month end"):
+        assert actors.current().reason == "Month end"
+        inside.set()
+        done.wait(5)
+    thread.join(5)
+    assert seen == [None] and actors.current().reason is None

@@ -188,16 +188,17 @@ def _nodes(node: dict) -> list[dict]:
 
 def _unordered_locks(node: dict, ordered: bool = False) -> int:
     """Row locks (LockRows) not taken in the inner side of a nested loop whose outer side is
-    sorted by ``balance_id``: the inner side runs once per outer row, in that order
-    (``locking.EACH_BALANCE_LOCKED``). The plan shows that sort's key as the scalar subquery
-    that finds the id (``(SubPlan 1)``) when the subquery's own sort is merged into it."""
+    sorted by ``balance_id`` (or, for the monitors, ``m.id``): the inner side runs once per
+    outer row, in that order (``locking.EACH_BALANCE_LOCKED``, ``monitors.LOCK_WATCHERS``).
+    The plan shows that sort's key as the scalar subquery that finds the id (``(SubPlan 1)``)
+    when the subquery's own sort is merged into it."""
     unordered = int(node["Node Type"] == "LockRows" and not ordered)
     children = node.get("Plans", [])
     if node["Node Type"] == "Nested Loop" and len(children) == 2:
         outer, inner = children
         by_balance_id = any(
             n["Node Type"] == "Sort"
-            and any(k in " ".join(n.get("Sort Key", [])) for k in ("balance_id", "SubPlan"))
+            and any(k in " ".join(n.get("Sort Key", [])) for k in ("balance_id", "SubPlan", "m.id"))
             for n in _nodes(outer)
         )
         inner_unordered = _unordered_locks(inner, ordered or by_balance_id)
@@ -264,3 +265,21 @@ def test_a_watched_posting_reads_only_its_own_monitors_without_statistics(book):
     after = _monitor_rows_read()
     per_posting = {table: (after[table] - before[table]) / 10 for table in after}
     assert all(rows <= 12 for rows in per_posting.values()), per_posting
+
+
+def test_monitors_are_locked_in_monitor_id_order(book):
+    """Two watched accounts whose monitors' ids are in the reverse order of the accounts':
+    locked in the accounts' order, two postings between them could deadlock."""
+    ledger = Ledger.objects.get(pk=book.url.rsplit("/", 1)[1])
+    threshold = {"amount": 0, "scale": 2}
+    for alias in ("@bob", "@alice"):
+        account = Account.objects.get(ledger=ledger, alias=alias)
+        monitor_create(ledger=ledger, account_id=account.pk, measure="available",
+                       condition="below", threshold=threshold)  # fmt: skip
+    book.fund("@alice", 1_000)
+    with CaptureQueriesContext(connection) as queries:
+        assert book.pay(10, 0).status_code == 201
+    (sql,) = [q["sql"] for q in queries.captured_queries if "AS watched_account" in q["sql"]]
+    plan = _plan_of(sql)
+    assert sum(n["Node Type"] == "LockRows" for n in _nodes(plan)) == 1, sql
+    assert _unordered_locks(plan) == 0, sql

@@ -6,9 +6,10 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from django.utils import timezone
 
 from ledgerproject.errors import LedgerError
-from organizations.models import Ledger
+from organizations.models import Account, Ledger
 from transactions import states
 from transactions.models import Operation, Transaction
 from transactions.partial import Amount
@@ -61,21 +62,22 @@ def test_a_commit_preview_in_full_and_in_part(book):
     full = states.preview("commit", ledger=ledger, transaction_id=uuid.UUID(tx["id"]))
     assert ("@alice", "DEBIT", "SETTLE", 1_050, 3_950, 1_050, 3_950, 0) in _rows(full)
     assert ("@bob", "CREDIT", "POST", 1_000, 0, 0, 1_000, 0) in _rows(full)
-    one_to_one = book.post(
-        {
-            "transactionTypeCode": "FUND",
-            "pending": True,
-            "variables": {"amount": 800, "account": "@bob"},
-        }
-    ).json()  # a partial commit needs one source and one destination
-    part = states.preview(
-        "commit", ledger=ledger, transaction_id=uuid.UUID(one_to_one["id"]), amount=Amount(500, 2)
-    )
-    assert ("@bob", "CREDIT", "POST", 500, 0, 0, 500, 0) in _rows(part)
+    variables = {"amount": 800, "account": "@bob"}  # one source, one destination
+    one_to_one = book.post({"transactionTypeCode": "FUND", "pending": True, "variables": variables})
+    held = uuid.UUID(one_to_one.json()["id"])
     before = _counts()
+    part = states.preview("commit", ledger=ledger, transaction_id=held, amount=Amount(500, 2))
     _nothing_written(before)
-    assert Transaction.objects.get(pk=tx["id"]).status == "PRE_APPROVED"
-    assert Transaction.objects.get(pk=tx["id"]).amount == 1_050
+    assert Transaction.objects.get(pk=held).amount == 800  # the preview's rewrite not saved
+    assert ("@bob", "CREDIT", "POST", 500, 0, 0, 500, 0) in _rows(part)
+    committed = states.commit(ledger=ledger, transaction_id=held, amount=Amount(500, 2))
+    written = Operation.objects.filter(transaction_id=held, effect__in=["SETTLE", "RELEASE"])
+    written = [*written, *Operation.objects.filter(transaction_id=held, account_alias="@bob")]
+    assert committed.amount == 500 and sorted(_rows(part)) == sorted(
+        (op.account_alias, op.type, op.effect, op.amount, op.balance_available,
+         op.balance_on_hold, op.balance_available_after, op.balance_on_hold_after)
+        for op in written
+    )  # fmt: skip
 
 
 def test_a_cancel_preview_releases_the_hold(book):
@@ -113,7 +115,32 @@ def test_a_preview_of_too_much_is_refused_with_insufficient_funds(book):
     assert refused.value.error.code == "0018"
 
 
-def test_a_transaction_of_another_ledger_is_not_found(book):
+def test_a_transaction_of_another_ledger_is_not_found(book, api):
+    book.fund("@alice", 5_000)
+    tx = book.pay(1_000, 50).json()
+    ledger = _ledger(book)
+    other = api.post(f"/v1/organizations/{ledger.organization_id}/ledgers", {"name": "Other"})
+    assert other.status_code == 201
+    elsewhere = Ledger.objects.get(pk=other.json()["id"])
     with pytest.raises(LedgerError) as refused:
-        states.preview("revert", ledger=_ledger(book), transaction_id=uuid.uuid4())
+        states.preview("revert", ledger=elsewhere, transaction_id=uuid.UUID(tx["id"]))
     assert refused.value.error.code == "0007"
+
+
+def test_a_preview_in_a_deleted_ledger_or_of_a_deleted_account_is_refused(book, api):
+    book.fund("@alice", 5_000)
+    tx = book.pay(1_000, 50).json()  # a leg on @fees/platform
+    ledger = _ledger(book)
+    Account.objects.filter(alias="@fees/platform").update(deleted_at=timezone.now())
+    with pytest.raises(LedgerError) as refused:
+        states.preview("revert", ledger=ledger, transaction_id=uuid.UUID(tx["id"]))
+    assert refused.value.error.code == "0024"
+    assert "@fees/platform was deleted" in refused.value.description
+    Ledger.objects.filter(pk=ledger.pk).update(deleted_at=timezone.now())
+    ledger.refresh_from_db()
+    with pytest.raises(LedgerError) as refused:
+        states.preview("revert", ledger=ledger, transaction_id=uuid.UUID(tx["id"]))
+    assert refused.value.error.code == "0008"  # as the action is refused
+    with pytest.raises(LedgerError) as acted:
+        states.revert(ledger=ledger, transaction_id=uuid.UUID(tx["id"]))
+    assert acted.value.error.code == "0008"
