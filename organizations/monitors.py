@@ -85,14 +85,18 @@ def condition_holds(monitor: BalanceMonitor, available: int, on_hold: int, scale
 # account above it, at most ``account_tree.WALK_LIMIT`` levels up ``parent_account_id``; the
 # organization's id in every lookup (the distribution column on Citus).
 #
-# PostgreSQL: the rows locked in monitor-id order, as balances are (``transactions.locking``):
-# the LATERAL subquery that locks runs once per row of the subquery sorted by monitor id, in
-# that order, as the inner side of a nested loop. One statement, whose plan does not depend on
-# the tables' statistics: every lookup is an equality on a key inside a LATERAL subquery
-# (OFFSET 0 keeps it there), and the lock reads each monitor by its primary key, nothing else
-# (a filter on its state beside it would let the planner scan the partial index of live
-# monitors instead; the state is checked again once the row is locked). Parameters: the
-# accounts, the organization, the depth bound, the organization twice.
+# PostgreSQL: a tree monitor's row is locked, in monitor-id order as balances are
+# (``transactions.locking``): the LATERAL subquery that locks runs once per row of the
+# subquery sorted by monitor id, in that order, as the inner side of a nested loop. An
+# account's own monitor is only read: whatever changes it (a posting into the account, the
+# monitor's create, update of what it checks, delete) holds the account's balance lock first,
+# as this posting already does, so the balance lock orders them all; a posting skips a row
+# lock it does not need (each one is a write to the table's page). One statement, whose plan
+# does not depend on the tables' statistics: every lookup is an equality on a key inside a
+# LATERAL subquery (OFFSET 0 keeps it there), and the lock reads each monitor by its primary
+# key, nothing else (a filter on its state beside it would let the planner scan the partial
+# index of live monitors instead; the state is checked again once the row is locked).
+# Parameters: the accounts, the organization, the depth bound, the organization twice.
 LOCK_WATCHERS = """WITH RECURSIVE up (start, id, depth) AS (
     SELECT w.id, w.id, 1 FROM unnest(%s) AS w(id)
     UNION ALL
@@ -100,18 +104,21 @@ LOCK_WATCHERS = """WITH RECURSIVE up (start, id, depth) AS (
     CROSS JOIN LATERAL (SELECT parent_account_id FROM organizations_account a
         WHERE a.organization_id = %s AND a.id = up.id OFFSET 0) a
     WHERE a.parent_account_id IS NOT NULL AND up.depth <= %s
-)
-SELECT b.*, ordered.start AS watched_account FROM (
-    SELECT up.start, m.id AS monitor_id FROM up
-    CROSS JOIN LATERAL (SELECT m.id FROM organizations_balancemonitor m
+), found AS (
+    SELECT m.*, up.start AS watched_account FROM up
+    CROSS JOIN LATERAL (SELECT * FROM organizations_balancemonitor m
         WHERE m.organization_id = %s AND m.account_id = up.id AND m.deleted_at IS NULL
         AND m.status_code <> 'INACTIVE' AND (up.depth = 1 OR m.tree) OFFSET 0) m
-    ORDER BY m.id
+)
+SELECT * FROM found WHERE tree IS NOT TRUE
+UNION ALL
+SELECT b.*, ordered.watched_account FROM (
+    SELECT id, watched_account FROM found WHERE tree ORDER BY id
 ) ordered
 CROSS JOIN LATERAL (SELECT * FROM organizations_balancemonitor locked
-    WHERE locked.organization_id = %s AND locked.id = ordered.monitor_id OFFSET 0 FOR UPDATE) b
+    WHERE locked.organization_id = %s AND locked.id = ordered.id OFFSET 0 FOR UPDATE) b
 WHERE b.deleted_at IS NULL AND b.status_code <> 'INACTIVE'
-ORDER BY b.id"""
+ORDER BY id"""
 # SQLite has no row locks (IMMEDIATE transactions serialize its writers) and no LATERAL: the
 # same walk, read. Parameters: the organization, the accounts, the organization, the depth
 # bound, the organization.
@@ -174,9 +181,10 @@ def _lock_monitors_of(
     organization_id: uuid.UUID, balances: Sequence[Balance]
 ) -> dict[uuid.UUID, list[BalanceMonitor]]:
     """The active monitors watching these locked balances, by the account each watches there,
-    in the order they were made. Their rows are locked, in id order: a tree monitor's ``seen``
-    is added to by every posting into its tree. A monitor watching several of the accounts (a
-    tree's) is one object under each."""
+    in the order they were made. A tree monitor's row is locked, in id order: its ``seen`` is
+    added to by every posting into its tree; an account's own monitor is held by the account's
+    balance lock (``LOCK_WATCHERS``). A monitor watching several of the accounts (a tree's) is
+    one object under each."""
     watched = [balance.account_id for balance in balances if balance.monitored]
     if not watched:
         return {}

@@ -188,8 +188,9 @@ def _nodes(node: dict) -> list[dict]:
 
 def _unordered_locks(node: dict, ordered: bool = False) -> int:
     """Row locks (LockRows) not taken in the inner side of a nested loop whose outer side is
-    sorted by ``balance_id`` (or, for the monitors, ``m.id``): the inner side runs once per
-    outer row, in that order (``locking.EACH_BALANCE_LOCKED``, ``monitors.LOCK_WATCHERS``).
+    sorted by ``balance_id`` (or, for tree monitors, the id of a row of ``found``): the inner
+    side runs once per outer row, in that order (``locking.EACH_BALANCE_LOCKED``,
+    ``monitors.LOCK_WATCHERS``).
     The plan shows that sort's key as the scalar subquery that finds the id (``(SubPlan 1)``)
     when the subquery's own sort is merged into it."""
     unordered = int(node["Node Type"] == "LockRows" and not ordered)
@@ -198,7 +199,9 @@ def _unordered_locks(node: dict, ordered: bool = False) -> int:
         outer, inner = children
         by_balance_id = any(
             n["Node Type"] == "Sort"
-            and any(k in " ".join(n.get("Sort Key", [])) for k in ("balance_id", "SubPlan", "m.id"))
+            and any(
+                k in " ".join(n.get("Sort Key", [])) for k in ("balance_id", "SubPlan", "found")
+            )
             for n in _nodes(outer)
         )
         inner_unordered = _unordered_locks(inner, ordered or by_balance_id)
@@ -267,15 +270,16 @@ def test_a_watched_posting_reads_only_its_own_monitors_without_statistics(book):
     assert all(rows <= 12 for rows in per_posting.values()), per_posting
 
 
-def test_monitors_are_locked_in_monitor_id_order(book):
-    """Two watched accounts whose monitors' ids are in the reverse order of the accounts':
+def test_tree_monitors_are_locked_in_monitor_id_order(book):
+    """Two watched trees whose monitors' ids are in the reverse order of the accounts':
     locked in the accounts' order, two postings between them could deadlock."""
     ledger = Ledger.objects.get(pk=book.url.rsplit("/", 1)[1])
     threshold = {"amount": 0, "scale": 2}
     for alias in ("@bob", "@alice"):
         account = Account.objects.get(ledger=ledger, alias=alias)
         monitor_create(ledger=ledger, account_id=account.pk, measure="available",
-                       condition="below", threshold=threshold)  # fmt: skip
+                       condition="below", threshold=threshold, tree=True,
+                       asset_code="BRL")  # fmt: skip
     book.fund("@alice", 1_000)
     with CaptureQueriesContext(connection) as queries:
         assert book.pay(10, 0).status_code == 201
