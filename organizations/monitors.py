@@ -34,9 +34,10 @@ from typing import Any
 from django.utils import timezone
 
 from ledgerproject.amounts import in_range, rescale
-from ledgerproject.db import ArrayParam, apply_changes, bind_arrays, by_database
+from ledgerproject.db import ArrayParam, apply_changes, by_database
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.metadata import validate_metadata
+from ledgerproject.rows import Select
 from organizations import account_tree, rollups
 from organizations.locking import ledger_write
 from organizations.models import Account, Balance, BalanceMonitor, Ledger
@@ -97,7 +98,10 @@ def condition_holds(monitor: BalanceMonitor, available: int, on_hold: int, scale
 # key, nothing else (a filter on its state beside it would let the planner scan the partial
 # index of live monitors instead; the state is checked again once the row is locked).
 # Parameters: the accounts, the organization, the depth bound, the organization twice.
-LOCK_WATCHERS = """WITH RECURSIVE up (start, id, depth) AS (
+LOCK_WATCHERS = Select(
+    BalanceMonitor,
+    "watcher",
+    """FROM (WITH RECURSIVE up (start, id, depth) AS (
     SELECT w.id, w.id, 1 FROM unnest(%s) AS w(id)
     UNION ALL
     SELECT up.start, a.parent_account_id, up.depth + 1 FROM up
@@ -118,11 +122,16 @@ SELECT b.*, ordered.watched_account FROM (
 CROSS JOIN LATERAL (SELECT * FROM organizations_balancemonitor locked
     WHERE locked.organization_id = %s AND locked.id = ordered.id OFFSET 0 FOR UPDATE) b
 WHERE b.deleted_at IS NULL AND b.status_code <> 'INACTIVE'
-ORDER BY id"""
+) watcher ORDER BY watcher.id""",
+    extra=["watcher.watched_account"],
+)
 # SQLite has no row locks (IMMEDIATE transactions serialize its writers) and no LATERAL: the
 # same walk, read. Parameters: the organization, the accounts, the organization, the depth
 # bound, the organization.
-READ_WATCHERS = """WITH RECURSIVE up (start, id, depth) AS (
+READ_WATCHERS = Select(
+    BalanceMonitor,
+    "watcher",
+    """FROM (WITH RECURSIVE up (start, id, depth) AS (
     SELECT a.id, a.id, 1 FROM organizations_account a
     WHERE a.organization_id = %s AND a.id = ANY(%s)
     UNION ALL
@@ -133,7 +142,9 @@ READ_WATCHERS = """WITH RECURSIVE up (start, id, depth) AS (
 SELECT m.*, up.start AS watched_account FROM up
 JOIN organizations_balancemonitor m ON m.organization_id = %s AND m.account_id = up.id
 WHERE m.deleted_at IS NULL AND m.status_code <> 'INACTIVE' AND (up.depth = 1 OR m.tree)
-ORDER BY m.id"""
+) watcher ORDER BY watcher.id""",
+    extra=["watcher.watched_account"],
+)
 
 
 def _lock_watchers_postgresql(
@@ -141,7 +152,7 @@ def _lock_watchers_postgresql(
 ) -> Iterable[BalanceMonitor]:
     limit, wanted = account_tree.WALK_LIMIT, ArrayParam(accounts, "uuid")
     params = [wanted, organization_id, limit, organization_id, organization_id]
-    return BalanceMonitor.objects.raw(*bind_arrays(LOCK_WATCHERS, params))
+    return LOCK_WATCHERS.fetch(params)
 
 
 def _read_watchers_sqlite(
@@ -150,7 +161,7 @@ def _read_watchers_sqlite(
     organization, limit = rollups.db_id(organization_id), account_tree.WALK_LIMIT
     wanted = ArrayParam([rollups.db_id(account) for account in accounts], "uuid")
     params = [organization, wanted, organization, limit, organization]
-    return BalanceMonitor.objects.raw(*bind_arrays(READ_WATCHERS, params))
+    return READ_WATCHERS.fetch(params)
 
 
 _lock_watchers = by_database(postgresql=_lock_watchers_postgresql, sqlite=_read_watchers_sqlite)
@@ -193,7 +204,7 @@ def _lock_monitors_of(
     for row in _lock_watchers(organization_id, watched):
         monitor = found.setdefault(row.pk, row)
         # the statement's own column beside the model's; text on SQLite
-        account = uuid.UUID(str(row.watched_account))  # type: ignore[attr-defined]
+        account = uuid.UUID(str(row.selected_extra[0]))  # type: ignore[attr-defined]
         watching = by_account.setdefault(account, [])
         if monitor not in watching:  # a tree with a cycle would name it again
             watching.append(monitor)
