@@ -191,16 +191,14 @@ class TransactionAdmin(CsvExportMixin, ReadOnlyAdmin):
     def change_view(
         self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: Any = None
     ) -> Any:
-        tx = Transaction.objects.filter(pk=object_id).only("organization_id", "type", "status")
-        tx = tx.first()
-        reversals = Transaction.objects.filter(
-            organization_id=tx.organization_id if tx else None,
-            parent_id=tx.pk if tx else None,
-            is_reversal=True,
-        )
+        found = Transaction.objects.filter(pk=object_id).only("organization_id", "type", "status")
+        tx = found.first()
         extra = {
             "can_operate": self.has_operate_permission(request),
-            "reverted": tx is not None and reversals.exists(),
+            "reverted": tx is not None
+            and Transaction.objects.filter(
+                organization_id=tx.organization_id, parent_id=tx.pk, is_reversal=True
+            ).exists(),
             **({"subtitle": f"{tx.type} {tx.pk} ({tx.status})"} if tx else {}),
             **(extra_context or {}),
         }
