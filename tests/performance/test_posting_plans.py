@@ -136,14 +136,14 @@ def test_the_locking_statement_reads_by_unique_keys_with_or_without_statistics(b
     assert _lock_scans(book) == LOCKED_BY_UNIQUE_KEYS
 
 
-def _rows_read() -> dict[str, int]:
-    """Rows of the accounts' and balances' tables read in this test's database transaction so
-    far, by any scan (the postings run inside it)."""
+def _rows_read(tables: tuple[str, ...] = ("organizations_account", "organizations_balance")):
+    """Rows of these tables read in this test's database transaction so far, by any scan (the
+    postings run inside it)."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT relname, coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) "
-            "FROM pg_stat_xact_user_tables "
-            "WHERE relname IN ('organizations_account', 'organizations_balance')"
+            "FROM pg_stat_xact_user_tables WHERE relname = ANY(%s)",
+            [list(tables)],
         )
         return dict(cursor.fetchall())
 
@@ -234,16 +234,6 @@ def test_balances_are_locked_in_balance_id_order(book):
         assert _unordered_locks(plan) == 0, sql
 
 
-def _monitor_rows_read() -> dict[str, int]:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT relname, coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) "
-            "FROM pg_stat_xact_user_tables "
-            "WHERE relname IN ('organizations_account', 'organizations_balancemonitor')"
-        )
-        return dict(cursor.fetchall())
-
-
 def test_a_watched_posting_reads_only_its_own_monitors_without_statistics(book):
     # The statement that finds and locks the monitors of a posting's accounts
     # (``monitors.LOCK_WATCHERS``) once joined the walk up the tree to the organization's
@@ -262,10 +252,10 @@ def test_a_watched_posting_reads_only_its_own_monitors_without_statistics(book):
     book.fund("@alice", 1_000_000)
     for _ in range(12):  # prepared, then planned for its values five times
         assert book.pay(10, 0).status_code == 201
-    before = _monitor_rows_read()
+    before = _rows_read(("organizations_account", "organizations_balancemonitor"))
     for _ in range(10):
         assert book.pay(10, 0).status_code == 201
-    after = _monitor_rows_read()
+    after = _rows_read(("organizations_account", "organizations_balancemonitor"))
     per_posting = {table: (after[table] - before[table]) / 10 for table in after}
     assert all(rows <= 12 for rows in per_posting.values()), per_posting
 
