@@ -18,6 +18,16 @@ from tests.browser.test_back_office import ARGS, PASSWORD, chromium_or_fail, log
 from transactions.models import Transaction
 
 
+def add_form_ready(page) -> None:
+    """Wait for the admin's add form to focus its first field (the ledger).
+
+    Django's ``change_form.js`` loads ``async`` and focuses that field whenever it runs; a
+    ``fill`` of another field before then can have its text typed into the ledger instead."""
+    from playwright.sync_api import expect
+
+    expect(page.locator("#id_ledger")).to_be_focused()
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_clerks_morning_in_a_real_browser(live_server, book, tmp_path: Path):
     executable = chromium_or_fail()
@@ -43,6 +53,7 @@ def test_a_clerks_morning_in_a_real_browser(live_server, book, tmp_path: Path):
             page.goto(f"{base}/admin/organizations/account/?ledger={ledger.pk}")
             page.click(".object-tools a.addlink")
             expect(page.locator("#id_ledger")).to_have_value(str(ledger.pk))
+            add_form_ready(page)
             page.fill("#id_name", "Carol")
             page.fill("#id_alias", "@carol")
             page.fill("#id_asset_code", "BRL")
@@ -74,6 +85,7 @@ def test_a_clerks_morning_in_a_real_browser(live_server, book, tmp_path: Path):
 
             # A broken template: the editor numbers the lines and marks the failing one.
             page.goto(f"{base}/admin/templates_dsl/transactiontemplate/add/")
+            add_form_ready(page)
             page.fill("#id_ledger", str(ledger.pk))
             page.fill("#id_text", SIMPLE.replace("(code SIMPLE)", "(code"))
             page.click("input[name=_save]")
