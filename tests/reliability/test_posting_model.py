@@ -543,10 +543,30 @@ class PostingMachine(RuleBasedStateMachine):
         return self.expect(self.api.get(f"{self.url}/accounts", {"alias": alias}), 200)[0]["id"]
 
     @initialize(
+        target=shapes,
         inverse=st.booleans(),
         amount=st.integers(1, 10**4) | st.sampled_from([1, 10**18 - 1]),
         scale=st.sampled_from([0, 1, 2, 4, 18]),
+        convert=st.sampled_from([0, 2, 18]),
+        pending=st.booleans(),
+        data=st.data(),
     )
+    def set_up_conversions(
+        self, inverse: bool, amount: int, scale: int, convert: int, pending: bool, data: Any
+    ) -> Shape:
+        """The rate, a converting template, and a first conversion from the outside world of
+        an amount the rate turns into at least one unit of USD: every story converts, so both
+        directions are met however the stories fall (most of the rule's own conversions are
+        of amounts an extreme rate turns into nothing, and are refused)."""
+        self.set_up_the_rate(inverse, amount, scale)
+        shape = self.save_template(2, 1, (), "$r", pending, convert)
+        body = self.draw_body(shape, data, True, None)
+        usd_per_brl = self.model.rates[-1][1]
+        total = -(-Fraction(10**shape.scale, 10**convert) // usd_per_brl)  # ceiling
+        body["variables"].update({"f0": "@external/BRL", "total": total, "a0": total})
+        self.send(shape, body, None)
+        return shape
+
     def set_up_the_rate(self, inverse: bool, amount: int, scale: int) -> None:
         """The BRL/USD rate (or, stored the other way round, USD/BRL), in force since a day and
         a half ago: a posting backdated before then has no rate (0126)."""
@@ -573,10 +593,6 @@ class PostingMachine(RuleBasedStateMachine):
         self.expect(self.api.patch(url, {"amount": amount, "scale": scale}), 200)
         self.model.rates.append((timezone.now(), self.rate_value(amount, scale)))
         tally("rate changed")
-
-    @initialize(target=shapes, convert=st.sampled_from([0, 2, 18]), pending=st.booleans())
-    def save_a_converting_template(self, convert: int, pending: bool) -> Shape:
-        return self.save_template(2, 1, (), "$r", pending, convert)
 
     def converting(self) -> list[str]:
         return sorted(c for c, shape in self.shapes_by_code.items() if shape.convert is not None)
