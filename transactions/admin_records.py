@@ -56,6 +56,11 @@ class OperationInline(admin.TabularInline):
     def get_queryset(self, request: HttpRequest) -> QuerySet[Operation]:
         return super().get_queryset(request).order_by("created_at", "id")
 
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        """A transaction's operations are part of its page: whoever may view the transaction
+        sees them, without the permission on the operation list (an internal record)."""
+        return request.user.has_perm("transactions.view_transaction")
+
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 

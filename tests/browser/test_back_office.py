@@ -51,11 +51,12 @@ def chromium_or_fail() -> str:
     return executable
 
 
-def log_in(page, base: str) -> None:
-    """Log in as the superuser ``staff`` (made by the test before the browser starts)."""
+def log_in(page, base: str, username: str = "staff") -> None:
+    """Log in as ``username`` (the superuser ``staff`` unless named), made by the test before
+    the browser starts with the password ``PASSWORD``."""
     page.set_default_timeout(15_000)
     page.goto(f"{base}/admin/login/?next=/admin/")
-    page.fill("#id_username", "staff")
+    page.fill("#id_username", username)
     page.fill("#id_password", PASSWORD)
     page.click("input[type=submit]")
 

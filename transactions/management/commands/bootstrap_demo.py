@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from instruments.selectors import instrument_codes_missing
 from instruments.services import instrument_create
+from ledgerproject.roles import setup_roles
 from organizations.contents import account_create
 from organizations.models import Account, ApiToken, Ledger, Organization
 from organizations.services import ledger_create, organization_create, token_create
@@ -57,6 +58,7 @@ class Command(BaseCommand):
         self.fill_ledger(ledger)
         raw = self.ensure_token()
         password = self.ensure_staff()
+        setup_roles()
         ledger_url = f"{base}/v1/organizations/{organization.pk}/ledgers/{ledger.pk}"
         lines = [
             "",
