@@ -18,6 +18,7 @@ from django.contrib import admin
 from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest
 from django.urls import path
+from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
@@ -30,6 +31,7 @@ from templates_dsl.models import TransactionTemplate
 from transactions import admin_actions, admin_reports, admin_scheduled, admin_trees, admin_views
 from transactions.admin_records import OperationInline, ReadOnlyAdmin, full_id
 from transactions.models import Operation, Transaction
+from transactions.partial import is_expired
 
 # Registered by its own module: named here so that the admin's discovery imports it.
 SCHEDULED_ADMIN = admin_scheduled.ScheduledPostingAdmin
@@ -80,7 +82,12 @@ class TransactionAdmin(CsvExportMixin, ReadOnlyAdmin):
     list_select_related = ("ledger",)
     ordering = ("-created_at", "-id")
     inlines = (OperationInline,)
-    actions = ("commit_transactions", "revert_transactions", "cancel_transactions")
+    actions = (
+        "commit_transactions",
+        "revert_transactions",
+        "cancel_transactions",
+        "expire_transactions",
+    )
     fields = (
         "id",
         "status",
@@ -191,10 +198,13 @@ class TransactionAdmin(CsvExportMixin, ReadOnlyAdmin):
     def change_view(
         self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: Any = None
     ) -> Any:
-        found = Transaction.objects.filter(pk=object_id).only("organization_id", "type", "status")
+        found = Transaction.objects.filter(pk=object_id).only(
+            "organization_id", "type", "status", "expires_at"
+        )
         tx = found.first()
         extra = {
             "can_operate": self.has_operate_permission(request),
+            "expired": tx is not None and is_expired(tx, timezone.now()),
             "reverted": tx is not None
             and Transaction.objects.filter(
                 organization_id=tx.organization_id, parent_id=tx.pk, is_reversal=True
@@ -215,6 +225,12 @@ class TransactionAdmin(CsvExportMixin, ReadOnlyAdmin):
     @admin.action(description="Cancel the selected pending transactions", permissions=["operate"])
     def cancel_transactions(self, request: HttpRequest, queryset: QuerySet[Transaction]) -> Any:
         return admin_actions.confirm_selected(self, request, queryset, "cancel")
+
+    @admin.action(
+        description="Expire the selected holds past their expiry", permissions=["operate"]
+    )
+    def expire_transactions(self, request: HttpRequest, queryset: QuerySet[Transaction]) -> Any:
+        return admin_actions.confirm_selected(self, request, queryset, "expire")
 
 
 class LedgerBackOfficeAdmin(LedgerAdmin):

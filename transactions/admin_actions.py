@@ -1,4 +1,4 @@
-"""Commit, cancel and revert in the back office, each confirmed before money moves.
+"""Commit, cancel, revert and expire in the back office, each confirmed before money moves.
 
 A transaction's page links to a confirmation page per action (``.../<id>/act/<verb>/``): it
 shows what the action would write now (``states.preview``: each operation with the balance
@@ -36,11 +36,14 @@ VERBS = {
     "commit": "Commit",
     "cancel": "Cancel",
     "revert": "Revert",
+    "expire": "Expire",
 }
 WHAT = {
     "commit": "settles the hold: the sources' held money goes to the destinations",
     "cancel": "releases the hold: the money held goes back to the sources' available balance",
     "revert": "posts a reversal: every leg mirrored, the money goes back where it came from",
+    "expire": "cancels the hold now that its expiry has passed, as the expiry worker would: "
+    "the money held goes back to the sources' available balance",
 }
 # The most transactions one confirmation previews: each preview reads the transaction and its
 # balances, and a page of the list holds fewer.
@@ -116,7 +119,8 @@ def _act(request: HttpRequest, verb: str, tx: Transaction, amount: Amount | None
         done = format_amount(result.amount, result.scale, result.asset_code)
         messages.success(request, f"{tx.pk}: committed {done}, now {result.status}.")
     else:
-        kind = "canceled" if tx.status == Transaction.PRE_APPROVED else "reverted"
+        pending = tx.status == Transaction.PRE_APPROVED
+        kind = "expired" if verb == "expire" else "canceled" if pending else "reverted"
         link = admin_link(Transaction, result.pk, str(result.pk))
         messages.success(request, format_html("{}: {} by {}.", str(tx.pk), kind, link))
     return True

@@ -8,7 +8,8 @@ balance book and guarded write as a posting.
   With an amount (one source, one destination) only that much settles; the rest is released.
   Past the transaction's expiry a commit is refused, whether or not it was expired yet.
 - cancel: PRE_APPROVED -> CANCELED; a new reverting transaction releases the holds.
-- expire: a cancel (the same ``_cancel``) of a PRE_APPROVED transaction past its expiry.
+- expire: a cancel (the same ``_cancel``) of a PRE_APPROVED transaction past its expiry, by
+  ``expire_holds`` or, in the back office, by staff (``expire_now``).
 - revert: SENT -> a new reverting transaction, every leg mirrored; PRE_APPROVED -> cancel.
 
 ``preview`` answers what one of them would write now, with the same checks and steps, nothing
@@ -204,10 +205,23 @@ def _cancel(
         return _cancel_locked(tx, effective_at)
 
 
+NOT_EXPIRED = "Only a PRE_APPROVED transaction past its expiry can be expired."
+
+
+def expire_now(*, ledger: Ledger, transaction_id: uuid.UUID) -> Transaction:
+    """The back office's expire: the expiry's cancel run now rather than by ``expire_holds``;
+    refused unless the transaction is a hold past its expiry."""
+    reversal = expire(ledger=ledger, transaction_id=transaction_id)
+    if reversal is None:
+        raise LedgerError(ErrorCode.INVALID_TRANSACTION_STATUS, NOT_EXPIRED)
+    return reversal
+
+
 ACTIONS: dict[str, Callable[..., Transaction]] = {
     "commit": commit,
     "revert": revert,
     "cancel": cancel,
+    "expire": expire_now,
 }
 """The actions by name, for every entry point that offers them (API, admin)."""
 
@@ -223,6 +237,8 @@ def _check(verb: str, tx: Transaction) -> None:
             )
         check_not_expired(tx, timezone.now())
         return
+    if verb == "expire" and not is_expired(tx, timezone.now()):
+        raise LedgerError(ErrorCode.INVALID_TRANSACTION_STATUS, NOT_EXPIRED)
     _check_revertible(tx)
     if verb == "cancel" and tx.status != Transaction.PRE_APPROVED:
         raise LedgerError(
@@ -232,8 +248,11 @@ def _check(verb: str, tx: Transaction) -> None:
 
 
 def _acts_as(verb: str, tx: Transaction) -> str:
-    """The action ``verb`` is on ``tx``: a revert of a pending transaction is its cancel."""
-    return "cancel" if verb == "revert" and tx.status == Transaction.PRE_APPROVED else verb
+    """The action ``verb`` is on ``tx``: a revert of a pending transaction is its cancel, and
+    so is an expiry."""
+    if verb == "expire" or (verb == "revert" and tx.status == Transaction.PRE_APPROVED):
+        return "cancel"
+    return verb
 
 
 def _plan(
@@ -259,9 +278,9 @@ def _plan(
 def preview(
     verb: str, *, ledger: Ledger, transaction_id: uuid.UUID, amount: Amount | None = None
 ) -> Transaction:
-    """What ``verb`` (commit, revert or cancel) would write now, effective now: the transaction
-    carrying its operations, each with its balance before and after; refused as the action
-    would be, with the same checks in the same order (the guard's refusal first, as in
+    """What ``verb`` (commit, revert, cancel or expire) would write now, effective now: the
+    transaction carrying its operations, each with its balance before and after; refused as
+    the action would be, with the same checks in the same order (the guard's refusal first, as in
     ``_write``). Nothing is written and no row is held, so the books may differ when the
     action runs, and it checks everything again."""
     ensure_ledger_active(ledger)

@@ -4,6 +4,10 @@ its own success or refusal message."""
 
 from __future__ import annotations
 
+import datetime as dt
+
+from django.utils import timezone
+
 from instruments.models import Instrument, Rate
 from organizations.models import Account, Ledger, Organization, Portfolio, Product
 from outbox.models import Event
@@ -129,6 +133,34 @@ def test_a_partial_commit_from_the_transaction_page(admin_client, book):
     tx = Transaction.objects.get(pk=held["id"])
     assert (tx.status, tx.amount) == ("SENT", 40)
     assert book.balance("@bob") == {"available": 40, "onHold": 0, "scale": 2}
+
+
+def test_a_hold_past_its_expiry_is_expired_from_its_page_with_a_reason(admin_client, book):
+    book.fund("@alice", 10_000)
+    held = book.pay(100, 1, pending=True).json()
+    later = book.pay(200, 2, pending=True).json()
+    past = timezone.now() - dt.timedelta(minutes=1)
+    Transaction.objects.filter(pk=held["id"]).update(expires_at=past)  # expire_holds not run
+    page = admin_client.get(f"/admin/{TX}/{held['id']}/change/").content.decode()
+    act = f"/admin/{TX}/{held['id']}/act/expire/"
+    assert f'href="{act}"' in page and 'id="commit_transactions"' not in page
+    preview = admin_client.get(act).content.decode()
+    assert "RELEASE" in preview and "@alice" in preview
+    assert book.balance("@alice")["onHold"] == 101 + 202
+    done = admin_client.post(act, {"_confirm": "1", "reason": "Worker down, customer waiting"})
+    assert done.status_code == 302
+    assert Transaction.objects.get(pk=held["id"]).status == "CANCELED"
+    assert book.balance("@alice")["onHold"] == 202
+    (event,) = Event.objects.filter(type="transaction.canceled")
+    assert event.reason == "Worker down, customer waiting" and event.actor_kind == "staff"
+    # a hold not yet past its expiry is not expired: its page offers commit, the action refuses
+    other = admin_client.get(f"/admin/{TX}/{later['id']}/change/").content.decode()
+    assert 'id="expire_transactions"' not in other and 'id="commit_transactions"' in other
+    refused = admin_client.get(f"/admin/{TX}/{later['id']}/act/expire/").content.decode()
+    assert "This would be refused: 0099" in refused and "past its expiry" in refused
+    response = _confirmed(admin_client, "expire_transactions", later["id"])
+    assert any("expire refused — 0099" in m for m in messages_of(response))
+    assert Transaction.objects.get(pk=later["id"]).status == "PRE_APPROVED"
 
 
 def test_the_confirmation_page_needs_the_change_permission_and_a_known_action(admin_client, book):
