@@ -9,10 +9,11 @@ Every write records them (a transaction's columns, every event's), read from her
   (``manage.py``);
 - anything else (the journal's sealer, a test calling a service): ``system``.
 
-Staff give a reason for what moves money in the back office (a commit, a cancel, a revert):
-``with actors.reason(text):`` around the action, and the event the action writes keeps it
-beside the actor. The events written by a posting's own statement (``transactions.writes``:
-its transaction's, and a balance monitor's that it triggers) carry none, on either database.
+Staff give a reason for what moves money in the back office (a posting, a commit, a cancel,
+a revert, an expiry) and for what stops it (an account's status, a ledger's period):
+``with actors.reason(text):`` around the change, and every event the change writes keeps it
+beside the actor: the action's own, the transactions' it posts, and a balance monitor's that it
+triggers. An API request gives none.
 
 A request's id is the ``X-Request-Id`` it was sent with when that is a plain token of at most
 ``MAX_REQUEST_ID`` characters, else one made here; every answer carries it back

@@ -144,12 +144,13 @@ def event_body(event: Event) -> dict[str, Any]:
 
 EVENT_COLUMNS = (
     "event_id", "type", "organization_id", "ledger_id", "resource_id", "created_at", "data",
-    "actor_kind", "actor_name", "actor_id", "request_id", "client_address",
+    "actor_kind", "actor_name", "actor_id", "request_id", "client_address", "reason",
 )  # fmt: skip
 _event_values = itemgetter(*EVENT_COLUMNS)
 
 
 def event_rows_json(events: list[Event]) -> str:
     """The events as one JSON array for the posting's statement, each an array of its values
-    in ``EVENT_COLUMNS``' order (transactions/migrations/0012 reads them by position)."""
+    in ``EVENT_COLUMNS``' order (the write function, transactions/sql/ledger_write_posting.*,
+    reads them by position)."""
     return jsonbytes.dumps([_event_values(e.__dict__) for e in events], _DJANGO_DEFAULT).decode()

@@ -26,6 +26,7 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 from django.utils.html import format_html
 
+from ledgerproject import actors
 from ledgerproject.amounts import format_amount, format_balance, parse_amount
 from ledgerproject.errors import LedgerError
 from ledgerproject.metadata import validate_metadata
@@ -237,9 +238,16 @@ class AmountField(forms.CharField):
 class PostingForm(forms.Form):
     """The variables of one template, then the optional overrides the API also takes."""
 
-    def __init__(self, *args: Any, template: ast.Template, aliases: list[str], **kw: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        template: ast.Template,
+        aliases: list[str],
+        posting: bool = False,
+        **kw: Any,
+    ) -> None:
         super().__init__(*args, **kw)
-        self.template = template
+        self.template, self.posting = template, posting
         for name in template.amount_variables():
             asset, scale = template.unit_of(name)
             self.fields[f"var_{name}"] = AmountField(label=f"${name}", asset=asset, scale=scale)
@@ -288,7 +296,21 @@ class PostingForm(forms.Form):
             help_text="A pending posting commits itself in full at this moment (UTC), unless "
             "committed or canceled before.",
         )
+        self.fields["reason"] = forms.CharField(
+            required=False,
+            max_length=actors.MAX_REASON,
+            strip=True,
+            widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
+            help_text="Why, needed to post (not to preview). Kept with your user name on the "
+            "posting's events, which API clients and webhooks receive and the journal seals.",
+        )
         self.aliases = aliases
+
+    def clean_reason(self) -> str:
+        reason = self.cleaned_data.get("reason") or ""
+        if self.posting and not reason:
+            raise forms.ValidationError("This field is required to post: say why.")
+        return reason
 
     def clean_metadata(self) -> dict[str, str]:
         metadata = {}
@@ -379,18 +401,26 @@ def ledger_post(request: HttpRequest, object_id: str, *, model_admin: Any) -> Ht
         .order_by("alias")
         .values_list("alias", flat=True)[:MAX_ALIASES]
     )
+    dry_run = "_post" not in request.POST
     form = PostingForm(
-        request.POST if request.method == "POST" else None, template=compiled, aliases=aliases
+        request.POST if request.method == "POST" else None,
+        template=compiled,
+        aliases=aliases,
+        posting=not dry_run,
     )
     context.update(form=form, canonical=format_template(compiled))
     if request.method == "POST" and form.is_valid():
-        dry_run = "_post" not in request.POST
         scheduled_for = form.cleaned_data.get("scheduled_for")
+        reason = form.cleaned_data["reason"]
         try:
             request_ = engine.PostingRequest(template_code=chosen.code, **form.posting_arguments())
-            if scheduled_for is not None and not dry_run:
-                return _scheduled(request, ledger, request_, scheduled_for)
-            tx = engine.post(ledger, request_, dry_run=dry_run).transaction
+            if dry_run:
+                tx = engine.post(ledger, request_, dry_run=True).transaction
+            else:
+                with actors.reason(reason):
+                    if scheduled_for is not None:
+                        return _scheduled(request, ledger, request_, scheduled_for)
+                    tx = engine.post(ledger, request_).transaction
             assert tx is not None
         except LedgerError as exc:
             form.add_api_error(exc)

@@ -131,10 +131,6 @@ def _write_sqlite(
     Transaction.objects.bulk_create(transactions)
     Operation.objects.bulk_create(operations)
     if events:
-        # The columns PostgreSQL's statement writes (``events.EVENT_COLUMNS``), no more: a
-        # reason given for an action is kept on the action's own event, on both databases.
-        for event in events:
-            event.reason = None
         Event.objects.bulk_create(events)
     _update_balances(balances)
     return True

@@ -217,9 +217,9 @@ def test_it_deactivates_resources_through_the_services(admin_client, book, api, 
     assert Organization.objects.get().deleted_at is not None
 
 
-def test_a_reason_is_kept_on_the_actions_own_event_only(admin_client, book, api):
-    """A monitor that the revert trips fires with no reason, on either database: the events a
-    posting's own statement writes carry none (ledgerproject/actors.py)."""
+def test_a_reason_is_kept_on_every_event_the_action_writes(admin_client, book, api):
+    """A monitor that the revert trips fires with the revert's reason, on either database: the
+    events of a posting's own statement carry the reason too (ledgerproject/actors.py)."""
     book.fund("@alice", 10_000)
     sent = book.pay(2500, 100).json()
     body = {"accountId": book.accounts["@bob"]["id"], "measure": "available",
@@ -228,4 +228,7 @@ def test_a_reason_is_kept_on_the_actions_own_event_only(admin_client, book, api)
     act = f"/admin/{TX}/{sent['id']}/act/revert/"
     assert admin_client.post(act, {"_confirm": "1", "reason": "Refund"}).status_code == 302
     assert Event.objects.get(type="transaction.reverted").reason == "Refund"
-    assert Event.objects.get(type="balance_monitor.triggered").reason is None
+    assert Event.objects.get(type="balance_monitor.triggered").reason == "Refund"
+    before = Event.objects.get(type="transaction.posted", resource_id=sent["id"])
+    written = Event.objects.filter(seq__gt=before.seq).exclude(type="balance_monitor.created")
+    assert {e.reason for e in written} == {"Refund"}, [(e.type, e.reason) for e in written]

@@ -79,6 +79,7 @@ def test_add_and_change_permissions_open_posting_and_the_actions(book, main_ledg
             "var_source": "@alice",
             "var_destination": "@bob",
             "_post": "1",
+            "reason": "Desk request",
         },
     )
     assert response.status_code == 302
@@ -100,7 +101,13 @@ def test_posting_without_transaction_view_returns_to_the_posting_page(main_ledge
     url = f"/admin/organizations/ledger/{main_ledger.pk}/post/"
     response = client.post(
         url,
-        {"template": "FUND", "var_amount": "0.05", "var_account": "@bob", "_post": "1"},
+        {
+            "template": "FUND",
+            "var_amount": "0.05",
+            "var_account": "@bob",
+            "_post": "1",
+            "reason": "Desk request",
+        },
     )
     assert response.status_code == 302 and response["Location"] == f"{url}?template=FUND"
 

@@ -8,6 +8,7 @@ import datetime as dt
 import pytest
 from django.utils import timezone
 
+from outbox.models import Event
 from tests.admin.helpers import ledger_of, messages_of
 from transactions.models import ScheduledPosting, Transaction
 
@@ -60,7 +61,13 @@ def test_the_preview_shows_the_operations_and_writes_nothing(admin_client, book,
 def test_it_posts_and_goes_to_the_transaction(admin_client, book, url):
     response = admin_client.post(
         url,
-        {**PAYMENT, "metadata": "order=42\nchannel=desk", "description": "By hand", "_post": "1"},
+        {
+            **PAYMENT,
+            "metadata": "order=42\nchannel=desk",
+            "description": "By hand",
+            "_post": "1",
+            "reason": "Desk request",
+        },
     )
     assert response.status_code == 302
     tx = Transaction.objects.get(type="PAYMENT_WITH_FEE")
@@ -72,7 +79,7 @@ def test_it_posts_and_goes_to_the_transaction(admin_client, book, url):
 
 
 def test_it_posts_pending_when_asked(admin_client, book, url):
-    admin_client.post(url, {**PAYMENT, "pending": "true", "_post": "1"})
+    admin_client.post(url, {**PAYMENT, "pending": "true", "_post": "1", "reason": "Desk request"})
     assert Transaction.objects.get(type="PAYMENT_WITH_FEE").status == "PRE_APPROVED"
     assert book.balance("@alice")["onHold"] == 2_600
 
@@ -92,7 +99,7 @@ def test_it_posts_pending_when_asked(admin_client, book, url):
 )
 def test_it_shows_refusals_on_the_form_and_posts_nothing(admin_client, url, change, message):
     before = Transaction.objects.count()
-    response = admin_client.post(url, {**PAYMENT, **change, "_post": "1"})
+    response = admin_client.post(url, {**PAYMENT, **change, "_post": "1", "reason": "Desk request"})
     assert response.status_code == 200
     assert message in response.content.decode()
     assert Transaction.objects.count() == before
@@ -104,7 +111,9 @@ def _later(**delta) -> str:
 
 
 def test_it_schedules_a_posting_for_later_and_the_admin_can_cancel_it(admin_client, book, url):
-    response = admin_client.post(url, {**PAYMENT, "scheduled_for": _later(days=2), "_post": "1"})
+    response = admin_client.post(
+        url, {**PAYMENT, "scheduled_for": _later(days=2), "_post": "1", "reason": "Desk request"}
+    )
     assert response.status_code == 302
     row = ScheduledPosting.objects.get()
     assert response["Location"] == f"/admin/transactions/scheduledposting/{row.pk}/change/"
@@ -137,17 +146,46 @@ def test_it_schedules_a_posting_for_later_and_the_admin_can_cancel_it(admin_clie
 
 
 def test_a_hold_can_be_told_when_to_commit_itself(admin_client, book, url):
-    body = {**PAYMENT, "pending": "true", "commit_at": _later(hours=5), "_post": "1"}
+    body = {
+        **PAYMENT,
+        "pending": "true",
+        "commit_at": _later(hours=5),
+        "_post": "1",
+        "reason": "Desk request",
+    }
     assert admin_client.post(url, body).status_code == 302
     assert Transaction.objects.get(type="PAYMENT_WITH_FEE").commit_at is not None
 
 
 def test_scheduling_refusals_appear_on_their_fields(admin_client, url):
     past = (timezone.now() - dt.timedelta(days=1)).strftime("%Y-%m-%dT%H:%M")
-    response = admin_client.post(url, {**PAYMENT, "scheduled_for": past, "_post": "1"})
+    response = admin_client.post(
+        url, {**PAYMENT, "scheduled_for": past, "_post": "1", "reason": "Desk request"}
+    )
     assert response.status_code == 200
     assert "scheduledFor must be in the future" in response.content.decode()
-    held = admin_client.post(url, {**PAYMENT, "commit_at": _later(hours=1), "_post": "1"})
+    held = admin_client.post(
+        url, {**PAYMENT, "commit_at": _later(hours=1), "_post": "1", "reason": "Desk request"}
+    )
     assert "the transaction is not pending" in held.content.decode()
     assert not ScheduledPosting.objects.exists()
     assert not Transaction.objects.filter(type="PAYMENT_WITH_FEE").exists()
+
+
+def test_a_posting_needs_a_reason_which_its_events_keep(admin_client, book, url):
+    refused = admin_client.post(url, {**PAYMENT, "_post": "1", "reason": "  "})
+    assert (
+        refused.status_code == 200 and "This field is required to post" in refused.content.decode()
+    )
+    assert not Transaction.objects.filter(type="PAYMENT_WITH_FEE").exists()
+    previewed = admin_client.post(url, {**PAYMENT, "_preview": "1"})  # a dry run needs none
+    assert 'id="preview-result"' in previewed.content.decode()
+    admin_client.post(url, {**PAYMENT, "_post": "1", "reason": "Refund agreed, ticket 7"})
+    tx = Transaction.objects.get(type="PAYMENT_WITH_FEE")
+    (event,) = Event.objects.filter(resource_id=tx.pk, type="transaction.posted")
+    assert (event.reason, event.actor_kind, event.actor_name) == (
+        "Refund agreed, ticket 7", "staff", "admin"
+    )  # fmt: skip
+    # an API posting gives none
+    api = book.pay(100, 0).json()
+    assert Event.objects.get(resource_id=api["id"], type="transaction.posted").reason is None

@@ -111,6 +111,7 @@ def test_it_posts_and_reverts_a_payment_in_a_real_browser(live_server, book):
             if shots:
                 Path(shots).mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=f"{shots}/posting.png", full_page=True)
+            page.fill("#id_reason", "Desk request")
             page.click("#post")
             expect(page.locator("ul.messagelist")).to_contain_text("Posted")
             posted_id = re.search(r"/transaction/([0-9a-f-]{36})/change/", page.url).group(1)

@@ -68,6 +68,7 @@ def test_a_clerks_morning_in_a_real_browser(live_server, book, tmp_path: Path):
             page.fill("#id_var_fee", "0.66")
             page.fill("#id_var_source", "@alice")
             page.fill("#id_var_destination", "@carol")
+            page.fill("#id_reason", "Desk request")
             page.click("#post")
             expect(page.locator("ul.messagelist")).to_contain_text("13.00 BRL")
 

@@ -77,7 +77,9 @@ def test_a_change_of_any_resource_records_who_made_it(api, ledger_url):
 def test_an_admin_posting_records_the_staff_user(admin_client, admin_user, book):
     book.fund("@alice", 100_000)
     url = f"/admin/organizations/ledger/{ledger_of(book).pk}/post/"
-    response = admin_client.post(url, {**PAYMENT, "_post": "1"}, HTTP_X_REQUEST_ID="desk-1")
+    response = admin_client.post(
+        url, {**PAYMENT, "_post": "1", "reason": "Desk request"}, HTTP_X_REQUEST_ID="desk-1"
+    )
     assert response.status_code == 302 and response["X-Request-Id"] == "desk-1"
     tx = Transaction.objects.get(type="PAYMENT_WITH_FEE")
     assert (tx.actor_kind, tx.actor_name, tx.actor_id) == (

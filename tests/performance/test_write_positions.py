@@ -59,11 +59,8 @@ def test_the_function_writes_every_column_of_the_table(model, table):
     """A column the table has and the function does not write would take its default
     silently; the migration's list is the table's, less what the database fills itself."""
     filled_by_the_database = {"seq", "xid", "published_at", "dispatched_at", "attempts"}
-    # A reason staff give is kept on the action's own event, which the ORM writes; the events
-    # of a posting's statement carry none, on either database (``ledgerproject.actors``).
-    never_a_postings = {"reason"}
     columns = {f.column for f in model._meta.concrete_fields}
-    columns -= filled_by_the_database | never_a_postings
+    columns -= filled_by_the_database
     assert set(_names(table)) == columns
 
 

@@ -507,7 +507,7 @@ def test_the_back_office_posts_a_conversion_and_shows_its_rate(admin_client, fx)
     }
     preview = admin_client.post(url, {**fields, "_preview": "1"}).content.decode()
     assert "18.500 USD" in preview and "nothing was written" in preview
-    posted = admin_client.post(url, {**fields, "_post": "1"})
+    posted = admin_client.post(url, {**fields, "_post": "1", "reason": "Desk request"})
     assert posted.status_code == 302, posted.content
     page = admin_client.get(posted["Location"]).content.decode()
     assert f"100.00 BRL to 20.000 USD at BRL/USD 0.2 (rate {rate['id']}" in page

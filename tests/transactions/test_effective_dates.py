@@ -307,7 +307,13 @@ def test_the_admin_posting_page_takes_an_effective_time(book):
         "organizations.view_ledger", "transactions.view_transaction", "transactions.add_transaction"
     )
     url = f"/admin/organizations/ledger/{ledger.pk}/post/"
-    form = {"template": "FUND", "var_amount": "7.00", "var_account": "@bob", "_post": "1"}
+    form = {
+        "template": "FUND",
+        "var_amount": "7.00",
+        "var_account": "@bob",
+        "_post": "1",
+        "reason": "Desk request",
+    }
     response = client.post(url, {**form, "effective_at": "2026-03-01T10:00"})
     assert response.status_code == 302, response.content.decode()[:2000]
     tx = Transaction.objects.get(amount=700)
