@@ -36,6 +36,7 @@ from organizations.admin_tools import (  # noqa: F401 - re-exported for the othe
     scope_filter,
 )
 from organizations.models import (
+    ACCOUNT_STATUSES,
     Account,
     ApiToken,
     BalanceMonitor,
@@ -166,6 +167,26 @@ class LedgerAdmin(ResourceAdmin):
 
     add_fields = add_required = ("organization", "name")
     reason_fields = ("status_code", "time_zone", "closed_through")
+
+    def explain_change(self, obj: Ledger, name: str, old: Any, new: Any) -> str:
+        if name == "closed_through" and new is not None and (old is None or new > old):
+            return (
+                f"closes the books through {new} ({obj.time_zone}): a posting, reversal or "
+                "commit effective on or before that day is refused (0124), and only a user who "
+                "may reopen a period can undo it"
+            )
+        if name == "closed_through":
+            since = f"after {new}" if new is not None else "of the ledger's whole past"
+            return (
+                f"reopens the days {since} (closed through {old} until now): postings may be "
+                "effective in them again, changing the trial balance of those days"
+            )
+        if name == "time_zone":
+            return (
+                f"time zone: {old} → {new}: effective days, closed periods, the trial balance "
+                f"and the period reports count days in {new} from now on"
+            )
+        return super().explain_change(obj, name, old, new)
 
     def create_one(self, data: dict[str, Any]) -> Ledger:
         return services.ledger_create(organization=data["organization"], name=data["name"])
@@ -386,6 +407,29 @@ class AccountAdmin(ResourceAdmin):
     )
     add_required = ("ledger", "asset_code")
     reason_fields = ("status_code", "allow_sending", "allow_receiving", "overdraft_limit")
+
+    def explain_change(self, obj: Account, name: str, old: Any, new: Any) -> str:
+        if name == "status_code" and new in ACCOUNT_STATUSES:
+            return (
+                f"status: {old} → {new}: the account {ACCOUNT_STATUSES[new].effect} in every "
+                "posting from now on (a refused leg is 0024), narrowed further by allow "
+                "sending and allow receiving"
+            )
+        if name in ("allow_sending", "allow_receiving"):
+            verb = "send" if name == "allow_sending" else "receive"
+            return (
+                f"the account may {verb} again, as far as its status lets it"
+                if new
+                else f"the account no longer may {verb}: a posting that makes it {verb} is "
+                "refused (0024)"
+            )
+        if name == "overdraft_limit" and new is not None:
+            limit = format_amount(new["amount"], new["scale"], obj.asset_code)
+            return (
+                f"overdraft limit: {old} → {limit}: the available balance may go down to "
+                f"minus {limit}"
+            )
+        return super().explain_change(obj, name, old, new)
 
     def create_one(self, data: dict[str, Any]) -> Account:
         for name in ("portfolio", "product", "parent_account"):

@@ -5,6 +5,7 @@ that the admin refuses what the API refuses, with the same code and message on t
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import re
 import uuid
 from collections.abc import Iterable
@@ -27,6 +28,8 @@ from ledgerproject.db import field_of
 from ledgerproject.errors import LedgerError
 
 RESOURCE_READONLY = ("id", "created_at", "updated_at", "deleted_at")
+# The fields of a change form with reason fields that are not the model's (``service_form``).
+FORM_ONLY = ("reason", "confirm")
 
 
 def admin_url(
@@ -109,6 +112,12 @@ class ResourceAdmin(LedgerModelAdmin):
     # closed period): a change of any of them asks for a reason, kept with the staff user on
     # the event the change writes (``actors.reason``).
     reason_fields: tuple[str, ...] = ()
+
+    def explain_change(self, obj: Any, name: str, old: Any, new: Any) -> str:
+        """What changing ``name`` of ``obj`` from ``old`` to ``new`` will do, in a sentence,
+        for the confirmation a change of a reason field asks for first."""
+        return f"{name.replace('_', ' ')}: {_shown(old)} → {_shown(new)}"
+
     # The fields of the add form; empty: this admin adds nothing (created through the API).
     add_fields: tuple[str, ...] = ()
     # Those of them the service requires; the others may be left empty.
@@ -122,8 +131,10 @@ class ResourceAdmin(LedgerModelAdmin):
         if obj is None:
             return self.add_fields
         fields = list(super().get_fields(request, obj))
-        # An admin that lists its fields does not list the form's own ``reason``.
-        return [*fields, "reason"] if self.reason_fields and "reason" not in fields else fields
+        # An admin that lists its fields does not list the form's own ``reason`` and ``confirm``.
+        if not self.reason_fields or "reason" in fields:
+            return fields
+        return [*fields, "reason", "confirm"]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         return () if obj is None else super().get_readonly_fields(request, obj)
@@ -131,17 +142,22 @@ class ResourceAdmin(LedgerModelAdmin):
     def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any):
         if obj is None:
             kwargs["fields"] = self.add_fields
-        else:  # the form's own ``reason`` is no field of the model
+        else:  # the form's own ``reason`` and ``confirm`` are no fields of the model
             named = (
                 kwargs["fields"]
                 if "fields" in kwargs
                 else flatten_fieldsets(self.get_fieldsets(request, obj))
             )
             if named is not None:
-                kwargs["fields"] = [name for name in named if name != "reason"]
+                kwargs["fields"] = [name for name in named if name not in FORM_ONLY]
         base = super().get_form(request, obj, change=change, **kwargs)
         if change:
-            return service_form(base, self.update_for(request), reason_for=self.reason_fields)
+            return service_form(
+                base,
+                self.update_for(request),
+                reason_for=self.reason_fields,
+                explain=self.explain_change,
+            )
         return service_form(base, self.create_one, create=True, required=self.add_required)
 
     def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
@@ -196,15 +212,20 @@ def service_form(
     create: bool = False,
     required: tuple[str, ...] = (),
     reason_for: tuple[str, ...] = (),
+    explain: Any = None,
 ) -> type[forms.ModelForm]:
     """``base`` whose validation ends by writing through ``write``: on a change, the changed
     fields (``write(current, data)``); on an add, the cleaned data (``write(data)``), the
     object the service created becoming the form's instance. A refusal becomes the form's
     error, on the field it names when the form has it. With ``reason_for``, the form has a
-    ``reason``, needed when one of those fields changes and kept on the change's event."""
+    ``reason``, needed when one of those fields changes and kept on the change's event, and
+    such a change is saved only once confirmed: the first save shows what it will do
+    (``explain(current, name, old, new)`` per field) and keeps a digest of that in the hidden
+    ``confirm``; a second save of the same change, from the same state, writes it."""
 
     class ServiceForm(base):  # type: ignore[valid-type,misc]
         instance: Any
+        data: Any
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
@@ -222,7 +243,7 @@ def service_form(
             if create:
                 self._write(lambda: write(dict(self.cleaned_data)))
                 return
-            changed = [name for name in self.changed_data if name != "reason"]
+            changed = [name for name in self.changed_data if name not in FORM_ONLY]
             if not changed:
                 return
             reason = self.cleaned_data.get("reason") or ""
@@ -233,6 +254,9 @@ def service_form(
                 self.add_error("reason", f"Say why {names} changes: it is kept with your name.")
                 return
             model = self._meta.model
+            current: Any = model._default_manager.get(pk=self.instance.pk)
+            if not self._confirmed(current, [n for n in changed if n in reason_for]):
+                return
             own = {f.name for f in model._meta.concrete_fields}
             # A form field that is not the model's (the account's overdraft limit) is passed to
             # the service under its own name.
@@ -240,9 +264,28 @@ def service_form(
                 (field_of(model, name).attname if name in own else name): self.cleaned_data[name]
                 for name in changed
             }
-            current: Any = model._default_manager.get(pk=self.instance.pk)
             with actors.reason(reason) if reason else contextlib.nullcontext():
                 self._write(lambda: write(current, data))
+
+        def _confirmed(self, current: Any, names: list[str]) -> bool:
+            """Whether this change of reason fields was shown and confirmed (none: nothing to
+            confirm); if not, the form says what it will do and asks to save again."""
+            if not names or explain is None:
+                return True
+            lines = [
+                explain(current, name, self.initial.get(name), self.cleaned_data[name])
+                for name in names
+            ]
+            digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()[:32]
+            if self.cleaned_data.get("confirm") == digest:
+                return True
+            shown: Any = self.data.copy()  # the page carries the digest to the second save
+            shown["confirm"] = digest
+            self.data = shown
+            self.add_error(None, "This change will do the following; save again to confirm it.")
+            for line in lines:
+                self.add_error(None, line)
+            return False
 
         def _write(self, call: Any) -> None:
             try:
@@ -259,8 +302,14 @@ def service_form(
             "Kept with your user name on the event the change writes, which API clients and "
             "webhooks receive and the journal seals: it cannot be taken back.",
         )
-        return type("ReasonedServiceForm", (ServiceForm,), {"reason": reason})
+        confirm = forms.CharField(required=False, widget=forms.HiddenInput)
+        fields = {"reason": reason, "confirm": confirm}
+        return type("ReasonedServiceForm", (ServiceForm,), fields)
     return ServiceForm
+
+
+def _shown(value: Any) -> str:
+    return "(none)" if value is None or value == "" else str(value)
 
 
 def _field_of(form: forms.ModelForm, exc: LedgerError) -> str | None:

@@ -65,3 +65,14 @@ def change_form(client: Client, model: str, obj: Any) -> tuple[str, dict[str, An
             value = json.dumps(value)
         data[name] = "" if value is None else value
     return url, data, form
+
+
+def save_confirmed(client: Client, url: str, data: dict[str, Any]) -> Any:
+    """POST a change form whose change needs confirming (``service_form``): the first save
+    answers what the change will do and moves nothing; the second, with the page's ``confirm``,
+    saves. A form refused before the confirmation (no reason, a wrong value) is answered
+    as it is."""
+    first = client.post(url, data)
+    if first.status_code != 200 or "save again to confirm" not in first.content.decode():
+        return first
+    return client.post(url, {**data, "confirm": first.context["adminform"].form.data["confirm"]})

@@ -14,15 +14,16 @@ from django.utils import timezone
 
 from organizations.models import Account, ApiToken, Ledger, Organization
 from outbox.models import Event
-from tests.admin.helpers import change_form, ledger_of, staff_client
+from tests.admin.helpers import change_form, ledger_of, save_confirmed, staff_client
 from tests.conftest import make_token
 
 
 def _change(client, model: str, obj, **changes):
-    """POST the admin change form of ``obj`` with its current values and ``changes``."""
+    """Save the admin change form of ``obj`` with its current values and ``changes``, confirmed
+    when the change asks for it."""
     url, data, _ = change_form(client, model, obj)
     data.update(changes)
-    return client.post(url, data)
+    return save_confirmed(client, url, data)
 
 
 def _errors(response) -> str:
@@ -159,3 +160,40 @@ def test_the_pages_whose_changes_need_a_reason_show_its_field(book, admin_client
     organization = Organization.objects.get(pk=ledger.organization_id)
     html = admin_client.get(f"/admin/organizations/organization/{organization.pk}/change/")
     assert 'name="reason"' not in html.content.decode()
+
+
+def test_a_change_that_stops_money_shows_what_it_will_do_and_waits_for_a_second_save(
+    book, admin_client
+):
+    bob = Account.objects.get(alias="@bob")
+    url, data, _ = change_form(admin_client, "organizations/account", bob)
+    change = {**data, "status_code": "FROZEN", "overdraft_limit": "2.50", "reason": "Fraud check"}
+    first = admin_client.post(url, change)
+    page = first.content.decode()
+    assert first.status_code == 200 and "save again to confirm it" in page
+    assert "status: ACTIVE → FROZEN: the account neither sends nor receives" in page
+    assert "the available balance may go down to minus 2.50 BRL" in page
+    assert Account.objects.get(pk=bob.pk).status_code == "ACTIVE"  # nothing moved yet
+    digest = first.context["adminform"].form.data["confirm"]
+    # confirmed for another change (a different limit) is not confirmed for this one
+    other = admin_client.post(url, {**change, "overdraft_limit": "9", "confirm": digest})
+    assert "save again to confirm it" in other.content.decode()
+    assert Account.objects.get(pk=bob.pk).status_code == "ACTIVE"
+    done = admin_client.post(url, {**change, "confirm": digest})
+    assert done.status_code == 302
+    assert Account.objects.get(pk=bob.pk).status_code == "FROZEN"
+
+
+def test_closing_and_reopening_a_period_say_what_they_do(book, admin_client):
+    ledger = ledger_of(book)
+    through = timezone.now().date() - dt.timedelta(days=2)
+    url, data, _ = change_form(admin_client, "organizations/ledger", ledger)
+    closing = {**data, "closed_through": through.isoformat(), "reason": "Month end"}
+    page = admin_client.post(url, closing).content.decode()
+    assert f"closes the books through {through} (UTC)" in page and "(0124)" in page
+    assert save_confirmed(admin_client, url, closing).status_code == 302
+    url, data, _ = change_form(admin_client, "organizations/ledger", ledger)
+    reopening = {**data, "closed_through": "", "reason": "Late invoice"}
+    page = admin_client.post(url, reopening).content.decode()
+    assert f"reopens the days of the ledger&#x27;s whole past (closed through {through}" in page
+    assert Ledger.objects.get(pk=ledger.pk).closed_through == through

@@ -14,7 +14,7 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from organizations.models import ACCOUNT_STATUSES, Account
-from tests.admin.helpers import change_form
+from tests.admin.helpers import change_form, save_confirmed
 from tests.conftest import Api, assert_error
 from tests.transactions.conftest import Book, make_book
 
@@ -126,7 +126,9 @@ def test_the_admin_offers_the_list_and_refuses_anything_else(book, admin_client)
     assert response.status_code == 200, "the form was accepted"
     assert "status_code" in response.context["adminform"].form.errors
     assert Account.objects.get(pk=bob.pk).status_code == "ACTIVE"
-    response = admin_client.post(url, {**data, "status_code": "FROZEN", "reason": "Fraud check"})
+    response = save_confirmed(
+        admin_client, url, {**data, "status_code": "FROZEN", "reason": "Fraud check"}
+    )
     assert response.status_code == 302
     assert Account.objects.get(pk=bob.pk).status_code == "FROZEN"
     assert_error(book.pay(1, 0, source="@alice", destination="@bob"), 422, "0024")

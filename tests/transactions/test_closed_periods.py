@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from organizations.models import Ledger
 from outbox.models import Event
-from tests.admin.helpers import staff_client
+from tests.admin.helpers import save_confirmed, staff_client
 from tests.conftest import Api, make_token
 from tests.transactions.conftest import payment
 from tests.transactions.test_inline import TEXT
@@ -188,10 +188,10 @@ def test_staff_close_and_reopen_in_the_admin(book):
     }
     clerk = staff_client("organizations.view_ledger", "organizations.change_ledger")
     through = _days_ago(2)
-    closed = clerk.post(url, {**form, "closed_through": through.isoformat()})
+    closed = save_confirmed(clerk, url, {**form, "closed_through": through.isoformat()})
     assert closed.status_code == 302, closed.content.decode()[:2000]
     assert Ledger.objects.get().closed_through == through
-    refused = clerk.post(url, {**form, "closed_through": ""})
+    refused = save_confirmed(clerk, url, {**form, "closed_through": ""})
     assert refused.status_code == 200
     assert "0043" in refused.content.decode()
     assert Ledger.objects.get().closed_through == through
@@ -202,7 +202,7 @@ def test_staff_close_and_reopen_in_the_admin(book):
         "organizations.reopen_period",
         username="controller",
     )
-    reopened = controller.post(url, {**form, "closed_through": ""})
+    reopened = save_confirmed(controller, url, {**form, "closed_through": ""})
     assert reopened.status_code == 302
     assert Ledger.objects.get().closed_through is None
     event = Event.objects.filter(type="ledger.updated").latest("seq")
