@@ -38,6 +38,7 @@ class InstrumentAdmin(ResourceAdmin):
 
 @admin.register(Rate)
 class RateAdmin(ResourceAdmin):
+    list_title = "Asset rates"
     list_display = (
         "base_code",
         "counter_code",

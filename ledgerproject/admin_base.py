@@ -3,7 +3,7 @@
 Two rules live here so that no admin can forget them: every action declares the permission it
 needs (an action without one is open to a view-only user; a test walks the registry), and a
 selection holding an id that is not valid is refused with a message instead of crashing the
-action."""
+action. So does each list's title, in the back office's words (``list_title``)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,23 @@ from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponseRedirect
+from django.utils.text import capfirst
 
 
 class LedgerModelAdmin(admin.ModelAdmin):
+    # The list's name in the back office's words, on its page and in the index (the model's
+    # plural name when None): "Audit trail", not "Events", nor Django's "Select event to
+    # change".
+    list_title: str | None = None
+
+    def title_of_list(self) -> str:
+        return self.list_title or capfirst(str(self.opts.verbose_name_plural))
+
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> Any:
+        return super().changelist_view(
+            request, {"title": self.title_of_list(), **(extra_context or {})}
+        )
+
     def response_action(self, request: HttpRequest, queryset: Any, *args: Any, **kw: Any) -> Any:
         pk = self.model._meta.pk
         assert pk is not None

@@ -27,6 +27,7 @@ class EventAdmin(CsvExportMixin, LedgerModelAdmin):
     """The audit trail: every change, who made it (actor), in which request, from where. A
     ledger's own is this list with ``?ledger_id=<id>`` (linked from the ledger's dashboard)."""
 
+    list_title = "Audit trail"
     list_display = ("created_at", "type", "actor_kind", "actor_name", "request_id",
                     "client_address", "resource_id", "ledger_id")  # fmt: skip
     list_filter = ("type", "actor_kind", "created_at")
@@ -144,6 +145,7 @@ class AttemptInline(admin.TabularInline):
 
 @admin.register(Delivery)
 class DeliveryAdmin(LedgerModelAdmin):
+    list_title = "Webhook deliveries"
     list_display = ("id", "event", "subscription", "status", "attempts", "next_attempt_at")
     list_filter = ("status",)
     list_select_related = ("event", "subscription")
