@@ -10,9 +10,10 @@ from django.apps import apps
 from django.contrib import admin
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
-from django.urls import reverse
+from django.urls import path, reverse
 
 from ledgerproject.admin_base import LedgerModelAdmin
+from ledgerproject.admin_search import search
 
 INDEX_LEDGERS = 20
 # The index and the sidebar group the lists by task, in this order, not by Django app. A list
@@ -69,6 +70,12 @@ class LedgerAdminSite(admin.AdminSite):
             **(extra_context or {}),
         }
         return super().index(request, context)
+
+    def get_urls(self) -> list[Any]:
+        found = path(
+            "search/", self.admin_view(lambda request: search(request, self)), name="search"
+        )
+        return [found, *super().get_urls()]
 
     def register(self, model_or_iterable: Any, admin_class: Any = None, **options: Any) -> None:
         """Every list has the back office's shared base (``LedgerModelAdmin``), a library's

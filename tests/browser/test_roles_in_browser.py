@@ -4,6 +4,9 @@ operations, and nothing on it moves money."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
@@ -31,6 +34,7 @@ def test_a_viewer_reads_the_books_and_no_internal_record(live_server, book):
     viewer = get_user_model().objects.create_user("vera", password=PASSWORD, is_staff=True)
     viewer.groups.add(Group.objects.get(name="viewer"))
     base = live_server.url
+    shots = os.environ.get("LEDGER_SCREENSHOTS")
 
     # No ORM below until the browser is closed: Playwright's sync API runs an event loop.
     with sync_playwright() as playwright:
@@ -42,6 +46,21 @@ def test_a_viewer_reads_the_books_and_no_internal_record(live_server, book):
             expect(page.locator(listed.format("transactions/transaction")).first).to_be_visible()
             for internal in INTERNAL:
                 expect(page.locator(listed.format(internal))).to_have_count(0)
+
+            # The lists by task, only those a viewer may see.
+            sections = page.locator("#content-main caption a.section")
+            expect(sections).to_have_text(["Ledgers", "Accounts", "Transactions"])
+
+            # One box on every page searches every list the viewer may see.
+            page.fill("#global-search-q", "@bob")
+            page.press("#global-search-q", "Enter")
+            expect(page.locator(".search-section caption")).to_have_text(
+                ["Accounts", "Transactions", "Ledgers", "Organizations"]
+            )
+            expect(page.locator("#search-1")).to_contain_text("@bob")
+            expect(page.locator("#search-2 a[href*='/change/']")).to_have_count(1)
+            if shots:
+                page.screenshot(path=str(Path(shots) / "search.png"), full_page=True)
 
             page.goto(f"{base}/admin/transactions/transaction/{sent['id']}/change/")
             operations = page.locator(".inline-related tbody tr:has(td)")
