@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from django.contrib import admin
@@ -73,8 +73,9 @@ class CsvExportMixin(admin.ModelAdmin):
         return response
 
 
-def csv_response(rows: list[list[Any]], name: str) -> StreamingHttpResponse:
-    """Rows already made (a report's, the header first) as a CSV download named ``name``."""
+def csv_response(rows: Iterable[list[Any]], name: str) -> StreamingHttpResponse:
+    """Rows (a report's, the header first; a generator streams) as a CSV download named
+    ``name``."""
     writer = csv.writer(_Echo())
     lines = (writer.writerow([cell(value) for value in row]) for row in rows)
     response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")

@@ -381,16 +381,10 @@ class AccountAdmin(ResourceAdmin):
             else format_amount(balance.on_hold, balance.scale, obj.asset_code)
         )
 
-    def get_list_display(self, request: HttpRequest) -> Any:
-        """The statement links to the operation list, an internal record of some roles."""
-        shown = super().get_list_display(request)
-        if request.user.has_perm("transactions.view_operation"):
-            return shown
-        return [name for name in shown if name != "statement"]
-
-    @admin.display(description="statement")
+    @admin.display(description="page")
     def statement(self, obj: Account) -> SafeString:
-        return links([(admin_url("transactions.operation", account=obj.pk), "operations")])
+        """Its page (balance, history, statement: ``transactions.admin_account``)."""
+        return links([(admin_url(Account, "page", obj.pk), "account page")])
 
     add_fields = (
         "ledger",

@@ -25,10 +25,24 @@ from django.utils.safestring import SafeString
 from ledgerproject.admin_csv import CsvExportMixin
 from ledgerproject.amounts import format_amount
 from ledgerproject.metadata import filter_by_metadata
-from organizations.admin import LedgerAdmin, admin_link, admin_url, links, scope_filter
-from organizations.models import Ledger
+from organizations.admin import (
+    AccountAdmin,
+    LedgerAdmin,
+    admin_link,
+    admin_url,
+    links,
+    scope_filter,
+)
+from organizations.models import Account, Ledger
 from templates_dsl.models import TransactionTemplate
-from transactions import admin_actions, admin_reports, admin_scheduled, admin_trees, admin_views
+from transactions import (
+    admin_account,
+    admin_actions,
+    admin_reports,
+    admin_scheduled,
+    admin_trees,
+    admin_views,
+)
 from transactions.admin_records import OperationInline, ReadOnlyAdmin, full_id
 from transactions.models import Operation, Transaction
 from transactions.partial import is_expired
@@ -272,3 +286,34 @@ class LedgerBackOfficeAdmin(LedgerAdmin):
 
 admin.site.unregister(Ledger)
 admin.site.register(Ledger, LedgerBackOfficeAdmin)
+
+
+class AccountBackOfficeAdmin(AccountAdmin):
+    """The account's admin with its page (``admin_account``): balance, history, latest
+    transactions, statement; and freeze and unfreeze from it."""
+
+    def get_urls(self) -> list[Any]:
+        def page(request: HttpRequest, object_id: str) -> Any:
+            return admin_account.account_page(request, object_id, model_admin=self)
+
+        def status(request: HttpRequest, object_id: str, code: str) -> Any:
+            return admin_account.account_status(request, object_id, code, model_admin=self)
+
+        info = self.opts.app_label, self.opts.model_name
+        return [
+            path(
+                "<path:object_id>/page/",
+                self.admin_site.admin_view(page),
+                name="{}_{}_page".format(*info),
+            ),
+            path(
+                "<path:object_id>/status/<str:code>/",
+                self.admin_site.admin_view(status),
+                name="{}_{}_status".format(*info),
+            ),
+            *super().get_urls(),
+        ]
+
+
+admin.site.unregister(Account)
+admin.site.register(Account, AccountBackOfficeAdmin)

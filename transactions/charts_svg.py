@@ -74,9 +74,11 @@ def vertical_bars(
     """One column per bar (days, usually), labelled below every few columns."""
     if not bars:
         return _empty(width, height, title)
-    left, bottom, top_pad = 30, 22, 14
+    tallest = max(bars, key=lambda b: b.value)
+    # The axis is labelled with the tallest bar's own text, and made wide enough for it.
+    left, bottom, top_pad = max(30, 6 * len(tallest.text) + 8), 22, 14
     plot_h = height - bottom - top_pad
-    top = max(b.value for b in bars) or 1
+    top = tallest.value or 1
     step = (width - left) / len(bars)
     every = max(1, round(len(bars) / 8))
     parts = [
@@ -84,8 +86,8 @@ def vertical_bars(
         f"viewBox='0 0 {width} {height}' aria-label='{escape(title)}'>",
         f"<line x1='{left}' y1='{top_pad + plot_h}' x2='{width}' y2='{top_pad + plot_h}' "
         "stroke='#999'/>",
-        f"<text x='{left - 4}' y='{top_pad + 4}' text-anchor='end' {FONT}>{escape(str(top))}"
-        "</text>",
+        f"<text x='{left - 4}' y='{top_pad + 4}' text-anchor='end' {FONT}>"
+        f"{escape(tallest.text)}</text>",
         f"<text x='{left - 4}' y='{top_pad + plot_h}' text-anchor='end' {FONT}>0</text>",
     ]
     for i, bar in enumerate(bars):

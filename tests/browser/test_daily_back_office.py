@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,7 @@ def test_a_clerks_morning_in_a_real_browser(live_server, book, tmp_path: Path):
     get_user_model().objects.create_superuser("staff", "staff@example.com", PASSWORD)
     ledger = Ledger.objects.get()
     base = live_server.url
+    shots = os.environ.get("LEDGER_SCREENSHOTS")
 
     # No ORM below until the browser is closed: Playwright's sync API runs an event loop.
     with sync_playwright() as playwright:
@@ -84,6 +86,21 @@ def test_a_clerks_morning_in_a_real_browser(live_server, book, tmp_path: Path):
             exported = tmp_path / "transactions.csv"
             download.value.save_as(exported)
 
+            # Carol's page: her balance, this month's statement; then freeze her account.
+            page.goto(f"{base}/admin/organizations/account/?q=%40carol")
+            page.click("a:text('account page')")
+            expect(page.locator("#balance-available")).to_have_text("12.34 BRL")
+            expect(page.locator("#statement td.running")).to_have_text(["12.34 BRL"])
+            expect(page.locator("#closing")).to_contain_text("12.34 BRL")
+            if shots:
+                page.screenshot(path=str(Path(shots) / "account-page.png"), full_page=True)
+            page.click("#freeze")
+            expect(page.locator("#what")).to_contain_text("neither sends nor receives")
+            page.fill("#id_reason", "Card reported stolen")
+            page.click("#confirm")
+            expect(page.locator("#account-status")).to_contain_text("FROZEN")
+            expect(page.locator("#unfreeze")).to_be_visible()
+
             # A broken template: the editor numbers the lines and marks the failing one.
             page.goto(f"{base}/admin/templates_dsl/transactiontemplate/add/")
             add_form_ready(page)
@@ -104,4 +121,5 @@ def test_a_clerks_morning_in_a_real_browser(live_server, book, tmp_path: Path):
     ]
     carol = Account.objects.get(alias="@carol")
     assert carol.balance.available == 1234 and carol.balance.scale == 2
+    assert carol.status_code == "FROZEN"
     assert Transaction.objects.get(pk=found).destination == ["@fees/platform", "@carol"]
