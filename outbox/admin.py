@@ -84,6 +84,10 @@ class SubscriptionForm(forms.ModelForm):
         return data
 
 
+# The most subscriptions one test send reaches: each waits up to the delivery time limit.
+MAX_TESTS = 5
+
+
 @admin.register(WebhookSubscription)
 class WebhookSubscriptionAdmin(LedgerModelAdmin):
     form = SubscriptionForm
@@ -91,7 +95,7 @@ class WebhookSubscriptionAdmin(LedgerModelAdmin):
                     "last_error_at", "suspended_until", "created_at", "deleted_at")  # fmt: skip
     list_filter = ("status",)
     search_fields = ("url", "=id", "=organization_id")
-    actions = ("pause", "resume")
+    actions = ("pause", "resume", "send_test")
     HEALTH = ("consecutive_failures", "last_error", "last_error_at", "suspended_until")
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
@@ -129,6 +133,30 @@ class WebhookSubscriptionAdmin(LedgerModelAdmin):
     @admin.action(description="Resume the selected subscriptions", permissions=["change"])
     def resume(self, request: HttpRequest, queryset: QuerySet[WebhookSubscription]) -> None:
         self._set_status(queryset, WebhookSubscription.ACTIVE)
+
+    @admin.action(
+        description="Send a test event to the selected subscriptions", permissions=["change"]
+    )
+    def send_test(self, request: HttpRequest, queryset: QuerySet[WebhookSubscription]) -> None:
+        """A signed ``webhook.test`` to each (at most ``MAX_TESTS``), one after the other, each
+        within the delivery time limit; a message per subscription says what came back."""
+        chosen = list(queryset.order_by("created_at", "id")[: MAX_TESTS + 1])
+        if len(chosen) > MAX_TESTS:
+            self.message_user(
+                request, f"Select at most {MAX_TESTS} subscriptions to test.", messages.ERROR
+            )
+            return
+        for subscription in chosen:
+            answer = webhooks.send_test(subscription)
+            if answer.ok:
+                text, level = f"answered {answer.status_code}", messages.SUCCESS
+            elif answer.status_code is not None:
+                text, level = f"answered {answer.status_code}: {answer.body[:200]}", messages.ERROR
+            else:
+                text, level = answer.error or "no answer", messages.ERROR
+            self.message_user(
+                request, f"{subscription.url}: {text} ({answer.duration_ms} ms).", level
+            )
 
 
 class AttemptInline(admin.TabularInline):

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import secrets
 import time
+import uuid
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -21,6 +23,7 @@ from django.utils import timezone
 
 from ledgerproject.db import apply_changes
 from ledgerproject.errors import ErrorCode, LedgerError
+from ledgerproject.formats import render_timestamp
 from ledgerproject.metadata import validate_metadata
 from outbox import leases, network
 from outbox.models import Delivery, WebhookSubscription
@@ -171,3 +174,41 @@ def delivery_retry(*, delivery_ids: list[Any]) -> int:
             next_attempt_at=timezone.now(),
             updated_at=timezone.now(),
         )
+
+
+TEST_EVENT = "webhook.test"
+
+
+def send_test(subscription: WebhookSubscription) -> network.Answer:
+    """POST a signed ``webhook.test`` event to the subscription's URL now, with the headers,
+    signature, time limit and address rules of a delivery, and answer what came back. Nothing
+    is stored: the subscription's health and its deliveries stay as they were. It waits on the
+    network, so it refuses to run inside a database transaction."""
+    if transaction.get_connection().in_atomic_block:
+        raise RuntimeError("a test send waits on the network: not inside a transaction")
+    test_id = str(uuid.uuid4())
+    body = json.dumps(
+        {
+            "id": test_id,
+            "type": TEST_EVENT,
+            "organizationId": str(subscription.organization_id),
+            "ledgerId": None if subscription.ledger_id is None else str(subscription.ledger_id),
+            "createdAt": render_timestamp(timezone.now()),
+            "data": {"subscriptionId": str(subscription.pk)},
+        },
+        separators=(",", ":"),
+    ).encode()
+    headers = [
+        ("Content-Type", "application/json"),
+        ("Ledger-Event-Id", test_id),
+        ("Ledger-Event-Type", TEST_EVENT),
+        ("Ledger-Delivery-Id", f"test-{test_id}"),
+        (SIGNATURE_HEADER, sign(subscription.secret, int(time.time()), body)),
+    ]
+    return network.post(
+        subscription.url,
+        body,
+        headers,
+        timeout=settings.WEBHOOK_TIMEOUT,
+        allow_private=settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    )

@@ -7,10 +7,14 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from django.db import transaction
 from django.utils import timezone
 
+from outbox import webhooks
 from outbox.models import Delivery, DeliveryAttempt, Event, WebhookSubscription
 from tests.admin.helpers import messages_of, run_action, staff_client
+from tests.outbox.receiver import Receiver
+from tests.outbox.test_delivery import verify
 
 pytestmark = pytest.mark.django_db
 
@@ -100,3 +104,43 @@ def test_the_admin_refuses_a_private_destination_and_a_full_organization(organiz
     full = client.post(add, _form(organization["id"]))
     assert full.status_code == 200 and "0121" in full.content.decode()
     assert WebhookSubscription.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)  # the request runs outside any transaction, as served
+@pytest.mark.usefixtures("fast_worker")
+def test_staff_send_a_signed_test_event_and_see_the_answer(organization, unused_port):
+    client = staff_client(
+        "outbox.add_webhooksubscription",
+        "outbox.view_webhooksubscription",
+        "outbox.change_webhooksubscription",
+    )
+    with Receiver() as receiver:
+        created = client.post(
+            "/admin/outbox/webhooksubscription/add/", _form(organization["id"], receiver.url)
+        )
+        assert created.status_code == 302
+        good = WebhookSubscription.objects.get()
+        response = run_action(client, "outbox/webhooksubscription", "send_test", good.pk)
+    shown = messages_of(response)
+    assert any(receiver.url in m and "answered 200" in m for m in shown), shown
+    (request,) = receiver.requests
+    assert request["event"]["type"] == "webhook.test"
+    assert request["event"]["data"] == {"subscriptionId": str(good.pk)}
+    assert verify(good.secret, request["headers"]["Ledger-Signature"], request["body"])
+    # nothing stored: no event, no delivery, the subscription's health untouched
+    assert not Event.objects.filter(type="webhook.test").exists()
+    assert not Delivery.objects.exists()
+    good.refresh_from_db()
+    assert (good.consecutive_failures, good.last_error) == (0, "")
+    # a receiver that is not there: the message says so
+    WebhookSubscription.objects.filter(pk=good.pk).update(url=f"http://127.0.0.1:{unused_port}/h")
+    failed = messages_of(run_action(client, "outbox/webhooksubscription", "send_test", good.pk))
+    assert any("ConnectionRefusedError" in m for m in failed), failed
+
+
+def test_a_test_send_never_waits_inside_a_transaction(organization):
+    client = staff_client("outbox.add_webhooksubscription", "outbox.view_webhooksubscription")
+    client.post("/admin/outbox/webhooksubscription/add/", _form(organization["id"]))
+    subscription = WebhookSubscription.objects.get()
+    with transaction.atomic(), pytest.raises(RuntimeError, match="not inside a transaction"):
+        webhooks.send_test(subscription)
