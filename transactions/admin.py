@@ -276,6 +276,11 @@ class LedgerBackOfficeAdmin(LedgerAdmin):
                 name="{}_{}_reports".format(*info),
             ),
             path(
+                "<path:object_id>/journal/",
+                view(admin_reports.ledger_journal),
+                name="{}_{}_journal".format(*info),
+            ),
+            path(
                 "<path:object_id>/chart-of-accounts/",
                 view(admin_trees.chart_of_accounts),
                 name="{}_{}_chart_of_accounts".format(*info),

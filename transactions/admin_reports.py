@@ -1,7 +1,9 @@
-"""The ledger's reports page in the admin (``.../reports/``): the trial balance at a day, or
-the period report between two, in the ledger's time zone, as a table and as CSV
+"""The ledger's reports in the admin. ``.../reports/``: the trial balance at a day, or the
+period report between two, in the ledger's time zone, as a table and as CSV
 (``transactions.reports``, the same reports as the API's and ``manage.py ledger_report``).
-Needs the view permissions on the ledger and on transactions."""
+``.../journal/``: the journal's latest blocks, and *Verify*, which runs ``check_ledger``'s two
+journal checks (the chain of blocks and their entries; the books against their journal) on
+one snapshot. Each needs the view permissions on the ledger and on transactions."""
 
 from __future__ import annotations
 
@@ -9,14 +11,16 @@ import datetime as dt
 from typing import Any
 
 from django import forms
+from django.db.models import Count, Sum
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
+from journal.selectors import blocks
 from ledgerproject.admin_csv import csv_response
 from ledgerproject.errors import LedgerError
 from organizations import periods
-from transactions import reports
+from transactions import integrity, reports
 from transactions.admin_views import ledger_of_page, page_context
 
 
@@ -85,3 +89,24 @@ def _with_csv(request: HttpRequest) -> str:
     query = request.GET.copy()
     query["format"] = "csv"
     return query.urlencode()
+
+
+# The blocks the journal page lists, newest first.
+JOURNAL_BLOCKS = 20
+JOURNAL_CHECKS = (integrity.JOURNAL_CHAIN, integrity.BOOKS_AGAINST_JOURNAL)
+
+
+def ledger_journal(request: HttpRequest, object_id: str, *, model_admin: Any) -> HttpResponse:
+    ledger = ledger_of_page(request, object_id, model_admin, "transactions.view_transaction")
+    chain = blocks(ledger.organization_id, ledger.pk)
+    report = None
+    if request.method == "POST" and "verify" in request.POST:
+        others = [name for name, _ in integrity.CHECKS if name not in JOURNAL_CHECKS]
+        report = integrity.ledger_check(ledger, without=others)
+    context = {
+        **page_context(request, model_admin, ledger, "Journal"),
+        "latest": list(chain.order_by("-height")[:JOURNAL_BLOCKS]),
+        "totals": chain.aggregate(blocks=Count("id"), entries=Sum("entry_count")),
+        "report": report,
+    }
+    return TemplateResponse(request, "admin/organizations/ledger/journal.html", context)

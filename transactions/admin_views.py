@@ -76,6 +76,7 @@ def page_context(request: HttpRequest, model_admin: Any, ledger: Ledger, title: 
             "dashboard": admin_url(Ledger, "dashboard", ledger.pk),
             "post": admin_url(Ledger, "post", ledger.pk),
             "reports": admin_url(Ledger, "reports", ledger.pk),
+            "journal": admin_url(Ledger, "journal", ledger.pk),
             "chart_of_accounts": admin_url(Ledger, "chart_of_accounts", ledger.pk),
             "accounts": admin_url(Account, ledger=ledger.pk),
             "templates": admin_url(TransactionTemplate, ledger=ledger.pk),

@@ -196,6 +196,7 @@ def check_reversals(ledger: Ledger) -> list[str]:
 
 SUMMED = ("debits", "credits", "HOLD", "SETTLE", "RELEASE")
 
+JOURNAL_CHAIN = "the journal's blocks chain and hold their entries"
 BOOKS_AGAINST_JOURNAL = "the books match their journal"
 CHECKS: list[tuple[str, Callable[[Ledger], list[str]]]] = [
     ("balances sum to zero per asset", check_sums_to_zero),
@@ -208,10 +209,7 @@ CHECKS: list[tuple[str, Callable[[Ledger], list[str]]]] = [
         lambda ledger: tree_problems(ledger.organization_id, ledger.pk),
     ),
     ("tree monitors keep their trees' sums", tree_monitor_problems),
-    (
-        "the journal's blocks chain and hold their entries",
-        lambda ledger: check_chain(ledger.organization_id, ledger.pk),
-    ),
+    (JOURNAL_CHAIN, lambda ledger: check_chain(ledger.organization_id, ledger.pk)),
     (BOOKS_AGAINST_JOURNAL, check_books_match_journal),
 ]
 
