@@ -11,7 +11,13 @@ from django.contrib import admin
 
 from instruments import services
 from instruments.models import Instrument, Rate
-from organizations.admin import RESOURCE_READONLY, DeletedFilter, ResourceAdmin, scope_filter
+from organizations.admin import (
+    RESOURCE_READONLY,
+    DeletedFilter,
+    ResourceAdmin,
+    filled_in,
+    scope_filter,
+)
 from organizations.models import Ledger
 
 
@@ -63,6 +69,12 @@ class RateAdmin(ResourceAdmin):
         "scale",
         "source",
     )
+
+    add_fields = ("ledger", "base_code", "counter_code", "amount", "scale", "source")
+    add_required = ("ledger", "base_code", "counter_code", "amount", "scale")
+
+    def create_one(self, data: dict[str, Any]) -> Rate:
+        return services.rate_create(**filled_in(data))
 
     def update_one(self, obj: Rate, data: dict[str, Any]) -> Rate:
         return services.rate_update(rate=obj, data=data)

@@ -32,6 +32,7 @@ from organizations.admin_tools import (  # noqa: F401 - re-exported for the othe
     ResourceAdmin,
     admin_link,
     admin_url,
+    filled_in,
     links,
     scope_filter,
 )
@@ -98,19 +99,15 @@ class OrganizationAdmin(ResourceAdmin):
 
     def create_one(self, data: dict[str, Any]) -> Organization:
         parent = data.pop("parent", None)
-        return services.organization_create(parent_id=parent.pk if parent else None, **_given(data))
+        return services.organization_create(
+            parent_id=parent.pk if parent else None, **filled_in(data)
+        )
 
     def update_one(self, obj: Organization, data: dict[str, Any]) -> Organization:
         return services.organization_update(organization=obj, data=data)
 
     def deactivate_one(self, obj: Organization) -> None:
         services.organization_delete(organization=obj)
-
-
-def _given(data: dict[str, Any]) -> dict[str, Any]:
-    """The add form's values that were filled in (an empty field takes the service's default,
-    as an absent field of an API body does)."""
-    return {name: value for name, value in data.items() if value not in ("", None)}
 
 
 def ledger_links(ledger_id: Any, *, full: bool = True) -> SafeString:
@@ -218,7 +215,7 @@ class PortfolioAdmin(ResourceAdmin):
     add_required = ("ledger", "name")
 
     def create_one(self, data: dict[str, Any]) -> Portfolio:
-        return contents.portfolio_create(**_given(data))
+        return contents.portfolio_create(**filled_in(data))
 
     def update_one(self, obj: Portfolio, data: dict[str, Any]) -> Portfolio:
         return contents.portfolio_update(portfolio=obj, data=data)
@@ -235,6 +232,12 @@ class ProductAdmin(ResourceAdmin):
     list_select_related = ("ledger", "organization")
     raw_id_fields = ("organization", "ledger")
     readonly_fields = (*RESOURCE_READONLY, "organization", "ledger")
+
+    add_fields = ("ledger", "name", "status_code", "status_description")
+    add_required = ("ledger", "name")
+
+    def create_one(self, data: dict[str, Any]) -> Product:
+        return contents.product_create(**filled_in(data))
 
     def update_one(self, obj: Product, data: dict[str, Any]) -> Product:
         return contents.product_update(product=obj, data=data)
@@ -429,7 +432,7 @@ class AccountAdmin(ResourceAdmin):
         for name in ("portfolio", "product", "parent_account"):
             chosen = data.pop(name, None)
             data[f"{name}_id"] = chosen.pk if chosen else None
-        return contents.account_create(**_given(data))
+        return contents.account_create(**filled_in(data))
 
     def update_one(self, obj: Account, data: dict[str, Any]) -> Account:
         if "parent_account_id" in data:  # the form's choice is an account: the service takes ids

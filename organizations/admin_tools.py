@@ -308,6 +308,12 @@ def service_form(
     return ServiceForm
 
 
+def filled_in(data: dict[str, Any]) -> dict[str, Any]:
+    """The add form's values that were filled in (an empty field takes the service's default,
+    as an absent field of an API body does)."""
+    return {name: value for name, value in data.items() if value not in ("", None)}
+
+
 def _shown(value: Any) -> str:
     return "(none)" if value is None or value == "" else str(value)
 

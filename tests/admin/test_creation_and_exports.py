@@ -10,7 +10,8 @@ import re
 
 import pytest
 
-from organizations.models import Account, Balance, Ledger, Organization, Portfolio
+from instruments.models import Rate
+from organizations.models import Account, Balance, Ledger, Organization, Portfolio, Product
 from tests.admin.helpers import ledger_of, staff_client
 from transactions.models import Operation, Transaction
 
@@ -55,6 +56,25 @@ def test_it_creates_the_hierarchy_through_the_services(admin_client, db):
     assert carol.organization_id == org.pk and carol.portfolio_id == portfolio.pk
     assert carol.type == "deposit" and carol.allow_sending and carol.allow_receiving
     assert Balance.objects.filter(account=carol).exists()
+
+
+def test_products_and_rates_are_created_in_the_admin_as_the_api_creates_them(admin_client, book):
+    ledger = ledger_of(book)
+    response = _add(admin_client, "organizations/product", {"ledger": ledger.pk, "name": "Gold"})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert Product.objects.get(ledger=ledger, name="Gold").status_code == "ACTIVE"
+    again = _add(admin_client, "organizations/product", {"ledger": ledger.pk, "name": "Gold"})
+    assert again.status_code == 200 and "already exists" in again.content.decode()
+    rate = {"ledger": ledger.pk, "base_code": "USD", "counter_code": "BRL", "amount": "525",
+            "scale": "2", "source": "desk"}  # fmt: skip
+    refused = _add(admin_client, "instruments/rate", rate)
+    assert "0034: No active instrument in this ledger with code USD" in refused.content.decode()
+    dollar = {"ledger": ledger.pk, "name": "Dollar", "type": "currency", "code": "USD"}
+    assert _add(admin_client, "instruments/instrument", dollar).status_code == 302
+    response = _add(admin_client, "instruments/rate", rate)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    created = Rate.objects.get(ledger=ledger, base_code="USD")
+    assert (created.amount, created.scale, created.source) == (525, 2, "desk")
 
 
 @pytest.mark.parametrize(
