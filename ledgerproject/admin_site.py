@@ -29,6 +29,7 @@ TASKS = (
         "Transactions",
         "transactions.transaction transactions.scheduledposting transactions.operation",
     ),
+    ("Approvals", "transactions.approval transactions.approvalrule"),
     ("Reports", "outbox.event"),
     (
         "Developers",

@@ -29,6 +29,8 @@ BOOKS = tuple(
 )
 # Who did what (the audit trail is the event list) and the raw operation list.
 AUDIT = ("outbox.view_event", "transactions.view_operation")
+# The proposals waiting for a second person, and the rules that make them.
+APPROVALS = ("transactions.view_approval", "transactions.view_approvalrule")
 
 
 def _change(*labels: str, add: bool = True) -> tuple[str, ...]:
@@ -75,11 +77,13 @@ ROLES = (
     ),
     Role(
         "accountant",
-        "Posts, commits, cancels and reverts; schedules postings; sets up accounts, "
-        "portfolios, products, instruments, rates, templates and monitors; closes periods.",
+        "Posts, commits, cancels and reverts (proposing what a rule sends for approval); "
+        "schedules postings; sets up accounts, portfolios, products, instruments, rates, "
+        "templates and monitors; closes periods.",
         (
             *BOOKS,
             *AUDIT,
+            *APPROVALS,
             *_change(
                 "transactions.transaction",
                 "transactions.scheduledposting",
@@ -96,11 +100,13 @@ ROLES = (
     ),
     Role(
         "approver",
-        "Reads the books and the audit trail; closes periods and is the one who may reopen "
-        "a closed period.",
+        "Reads the books and the audit trail; approves or rejects what others proposed; "
+        "closes periods and is the one who may reopen a closed period.",
         (
             *BOOKS,
             *AUDIT,
+            *APPROVALS,
+            "transactions.decide_approval",
             *_change("organizations.ledger", add=False),
             "organizations.reopen_period",
         ),

@@ -52,6 +52,8 @@ TENANT_TABLES = (
     "transactions_operation",
     "transactions_idempotencykey",
     "transactions_scheduledposting",
+    "transactions_approvalrule",
+    "transactions_approval",
 )
 # Small and read everywhere: replicated to every node. An organization is the tenant itself
 # (its parent may live anywhere); a token reaches across organizations.

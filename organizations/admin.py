@@ -29,11 +29,13 @@ from organizations.admin_overdraft import AccountForm
 from organizations.admin_tools import (  # noqa: F401 - re-exported for the other apps' admins
     RESOURCE_READONLY,
     DeletedFilter,
+    ReasonForm,
     ResourceAdmin,
     admin_link,
     admin_url,
     filled_in,
     links,
+    reason_field,
     scope_filter,
 )
 from organizations.models import (

@@ -294,18 +294,29 @@ def service_form(
                 self.add_error(_field_of(self, exc), f"{exc.error.code}: {exc.description}")
 
     if reason_for:
-        reason = forms.CharField(
-            required=False,
-            max_length=actors.MAX_REASON,
-            widget=forms.Textarea(attrs={"rows": 2, "cols": 70}),
-            help_text="Needed when " + ", ".join(reason_for).replace("_", " ") + " changes. "
-            "Kept with your user name on the event the change writes, which API clients and "
-            "webhooks receive and the journal seals: it cannot be taken back.",
-        )
+        needed = "Needed when " + ", ".join(reason_for).replace("_", " ") + " changes."
+        reason = reason_field(needed, required=False)
         confirm = forms.CharField(required=False, widget=forms.HiddenInput)
         fields = {"reason": reason, "confirm": confirm}
         return type("ReasonedServiceForm", (ServiceForm,), fields)
     return ServiceForm
+
+
+def reason_field(when: str = "", *, required: bool = True) -> forms.CharField:
+    """The reason staff give for a change (``actors.reason``): at most ``MAX_REASON``
+    characters; ``when`` says when it is needed, if not always."""
+    return forms.CharField(
+        required=required,
+        max_length=actors.MAX_REASON,
+        strip=True,
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 70}),
+        help_text=f"{when or 'Why.'} Kept with your user name on the events the change writes, "
+        "which API clients and webhooks receive and the journal seals: it cannot be taken back.",
+    )
+
+
+class ReasonForm(forms.Form):
+    reason = reason_field()
 
 
 def filled_in(data: dict[str, Any]) -> dict[str, Any]:

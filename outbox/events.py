@@ -56,10 +56,15 @@ SCHEDULED_TYPES = tuple(
 # A block of a ledger's journal was sealed. Not itself an entry of the journal: the block it
 # announces is chained already.
 BLOCK_SEALED = "block.sealed"
+# A change staff proposed in the back office and another decides (``transactions.approvals``).
+APPROVAL_PROPOSED, APPROVAL_APPROVED, APPROVAL_REJECTED, APPROVAL_FAILED = APPROVAL_TYPES = tuple(
+    f"approval.{what}" for what in ("proposed", "approved", "rejected", "failed")
+)
 CATALOGUE = (
     tuple(f"{noun}.{action}" for noun in RESOURCE_NOUNS for action in (CREATED, UPDATED, DELETED))
     + TRANSACTION_TYPES
     + SCHEDULED_TYPES
+    + APPROVAL_TYPES
     + (MONITOR_TRIGGERED, BLOCK_SEALED)
 )
 

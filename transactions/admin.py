@@ -35,9 +35,10 @@ from organizations.admin import (
 )
 from organizations.models import Account, Ledger
 from templates_dsl.models import TransactionTemplate
-from transactions import (
+from transactions import (  # noqa: F401 - admin_approvals registers its admins
     admin_account,
     admin_actions,
+    admin_approvals,
     admin_reports,
     admin_scheduled,
     admin_trees,

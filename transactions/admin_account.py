@@ -36,7 +36,7 @@ from ledgerproject.admin_csv import csv_response
 from ledgerproject.amounts import format_amount, format_balance
 from ledgerproject.errors import LedgerError
 from organizations import contents, rollups
-from organizations.admin import admin_url
+from organizations.admin import ReasonForm, admin_url
 from organizations.models import ACCOUNT_STATUSES, Account, Balance, Ledger
 from transactions import selectors
 from transactions.charts_svg import Bar, vertical_bars
@@ -265,13 +265,3 @@ def account_status(
         "back": page,
     }
     return TemplateResponse(request, "admin/organizations/account/status.html", context)
-
-
-class ReasonForm(forms.Form):
-    reason = forms.CharField(
-        max_length=actors.MAX_REASON,
-        strip=True,
-        widget=forms.Textarea(attrs={"rows": 2, "cols": 70}),
-        help_text="Why. Kept with your user name on the account's event, which API clients "
-        "and webhooks receive and the journal seals: it cannot be taken back.",
-    )

@@ -26,10 +26,10 @@ from django.utils.html import format_html
 from ledgerproject import actors
 from ledgerproject.amounts import format_amount, parse_amount
 from ledgerproject.errors import LedgerError
-from organizations.admin import admin_link, admin_url
-from transactions import states
+from organizations.admin import admin_link, admin_url, reason_field
+from transactions import approvals, states
 from transactions.admin_views import preview_rows
-from transactions.models import Transaction
+from transactions.models import Approval, Transaction
 from transactions.partial import Amount
 
 VERBS = {
@@ -53,14 +53,7 @@ MAX_SELECTED = 100
 class ActionForm(forms.Form):
     """The reason (needed to confirm, not to preview) and, for one commit, the amount."""
 
-    reason = forms.CharField(
-        required=False,
-        max_length=actors.MAX_REASON,
-        strip=True,
-        widget=forms.Textarea(attrs={"rows": 2, "cols": 70}),
-        help_text="Why. Kept with your user name on the event this action writes, which API "
-        "clients and webhooks receive and the journal seals: it cannot be taken back.",
-    )
+    reason = reason_field("Why, needed to confirm (not to preview).", required=False)
     amount = forms.CharField(
         required=False,
         max_length=60,
@@ -108,7 +101,10 @@ def _preview(verb: str, tx: Transaction, amount: Amount | None) -> dict[str, Any
 
 
 def _act(request: HttpRequest, verb: str, tx: Transaction, amount: Amount | None) -> bool:
-    """Run ``verb`` on ``tx`` as the API does; a message says what happened."""
+    """Run ``verb`` on ``tx`` as the API does, or propose it when a rule of the ledger says it
+    needs a second person (``transactions.approvals``); a message says what happened."""
+    if verb == "revert" and approvals.revert_needs_approval(tx.ledger, tx):
+        return _propose_revert(request, tx)
     arguments = {"amount": amount} if amount is not None else {}
     try:
         result = states.ACTIONS[verb](ledger=tx.ledger, transaction_id=tx.pk, **arguments)
@@ -123,6 +119,18 @@ def _act(request: HttpRequest, verb: str, tx: Transaction, amount: Amount | None
         kind = "expired" if verb == "expire" else "canceled" if pending else "reverted"
         link = admin_link(Transaction, result.pk, str(result.pk))
         messages.success(request, format_html("{}: {} by {}.", str(tx.pk), kind, link))
+    return True
+
+
+def _propose_revert(request: HttpRequest, tx: Transaction) -> bool:
+    amount = format_amount(tx.amount, tx.scale, tx.asset_code)
+    summary = f"revert {tx.type} {tx.pk} ({amount}): every leg mirrored"
+    reason = actors.current().reason or ""
+    approval = approvals.propose_revert(tx.ledger, tx, summary=summary, reason=reason)
+    link = admin_link(Approval, approval.pk, "proposed for approval")
+    messages.warning(
+        request, format_html("{}: this revert needs a second person: {}.", str(tx.pk), link)
+    )
     return True
 
 

@@ -28,19 +28,19 @@ from django.utils.html import format_html
 
 from ledgerproject import actors
 from ledgerproject.amounts import format_amount, format_balance, parse_amount
-from ledgerproject.errors import LedgerError
+from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.metadata import validate_metadata
-from organizations.admin import admin_url
+from organizations.admin import admin_url, reason_field
 from organizations.models import Account, Balance, Ledger
 from templates_dsl import ast
 from templates_dsl.compile import compile_template
 from templates_dsl.formatter import format_template
 from templates_dsl.models import TransactionTemplate
 from templates_dsl.selectors import templates_active
-from transactions import engine, scheduling, selectors
+from transactions import approvals, engine, scheduling, selectors
 from transactions.charts_svg import Bar, horizontal_bars, vertical_bars
 from transactions.integrity import ledger_check
-from transactions.models import ScheduledPosting, Transaction
+from transactions.models import Approval, ScheduledPosting, Transaction
 
 WINDOWS = (7, 30, 90)
 STATUS_COLORS = {
@@ -297,13 +297,8 @@ class PostingForm(forms.Form):
             help_text="A pending posting commits itself in full at this moment (UTC), unless "
             "committed or canceled before.",
         )
-        self.fields["reason"] = forms.CharField(
-            required=False,
-            max_length=actors.MAX_REASON,
-            strip=True,
-            widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
-            help_text="Why, needed to post (not to preview). Kept with your user name on the "
-            "posting's events, which API clients and webhooks receive and the journal seals.",
+        self.fields["reason"] = reason_field(
+            "Why, needed to post (not to preview).", required=False
         )
         self.aliases = aliases
 
@@ -418,6 +413,15 @@ def ledger_post(request: HttpRequest, object_id: str, *, model_admin: Any) -> Ht
             if dry_run:
                 tx = engine.post(ledger, request_, dry_run=True).transaction
             else:
+                proposed = approvals.posting_needs_approval(ledger, request_)
+                if proposed is not None and scheduled_for is not None:
+                    raise LedgerError(
+                        ErrorCode.ACTION_NOT_PERMITTED,
+                        "This posting needs approval: post it now to propose it; a posting "
+                        "that needs approval cannot be scheduled.",
+                    )
+                if proposed is not None:
+                    return _proposed(request, ledger, request_, proposed, reason)
                 with actors.reason(reason):
                     if scheduled_for is not None:
                         return _scheduled(request, ledger, request_, scheduled_for)
@@ -448,6 +452,31 @@ def ledger_post(request: HttpRequest, object_id: str, *, model_admin: Any) -> Ht
                     return HttpResponseRedirect(url)
                 return HttpResponseRedirect(f"{context['links']['post']}?template={chosen.code}")
     return TemplateResponse(request, "admin/organizations/ledger/post.html", context)
+
+
+def _proposed(
+    request: HttpRequest,
+    ledger: Ledger,
+    posting: engine.PostingRequest,
+    preview: Transaction,
+    reason: str,
+) -> HttpResponse:
+    """Keep the posting as a proposal for another to approve (``transactions.approvals``)."""
+    amount = format_amount(preview.amount, preview.scale, preview.asset_code)
+    rows = preview_rows(preview)
+    moves = ", ".join(f"{row['account']} {row['before']} → {row['after']}" for row in rows)
+    summary = f"post {posting.template_code} {amount}: {moves}"
+    approval = approvals.propose_posting(ledger, posting, summary=summary, reason=reason)
+    url = admin_url(Approval, "change", approval.pk)
+    messages.warning(
+        request,
+        format_html(
+            'This posting needs a second person: <a href="{}">proposed for approval</a>; '
+            "nothing moved yet.",
+            url,
+        ),
+    )
+    return HttpResponseRedirect(url)
 
 
 def _scheduled(

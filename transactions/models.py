@@ -335,3 +335,85 @@ class ScheduledPosting(TenantRow, TimestampedModel):
                 name="scheduled_due_idx",
             ),
         ]
+
+
+class ApprovalRule(TenantRow, TimestampedModel):
+    """A ledger's rule that an action in the back office needs a second person
+    (``transactions.approvals``, docs/BACK-OFFICE.md#approvals): a posting, or a revert, in
+    ``asset_code`` (any asset when blank) of more than ``above`` at ``above_scale`` (any amount
+    when null)."""
+
+    POST, REVERT = "post", "revert"
+    ACTIONS = (POST, REVERT)
+
+    organization = models.ForeignKey(
+        Organization, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    ledger = TenantForeignKey(Ledger, on_delete=models.PROTECT, related_name="+", db_index=False)
+    action = models.CharField(max_length=16, choices=[(POST, "manual posting"), (REVERT, "revert")])
+    asset_code = models.CharField(max_length=100, blank=True, default="")
+    above = AmountField(null=True, blank=True)
+    above_scale = models.PositiveSmallIntegerField(default=0)
+
+    class Meta(TimestampedModel.Meta):
+        indexes = [
+            models.Index(fields=["organization", "ledger", "action"], name="approval_rule_idx")
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(action__in=["post", "revert"]), name="approval_rule_action_known"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_action_display()} {self.asset_code or 'any asset'}"
+
+
+class Approval(TenantRow, TimestampedModel):
+    """An action a maker proposed in the back office and a checker decides: until then nothing
+    moves. ``request`` is what to do (a posting's template, variables and options; the
+    transaction to revert), ``summary`` what it would do, as both were shown it."""
+
+    PENDING, DONE, REJECTED, FAILED = "PENDING", "DONE", "REJECTED", "FAILED"
+    STATUSES = (PENDING, DONE, REJECTED, FAILED)
+
+    organization = models.ForeignKey(
+        Organization, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    ledger = TenantForeignKey(Ledger, on_delete=models.PROTECT, related_name="+", db_index=False)
+    action = models.CharField(max_length=16, choices=[(a, a) for a in ApprovalRule.ACTIONS])
+    request = models.JSONField(default=dict)
+    summary = models.TextField()
+    status = models.CharField(max_length=16, default=PENDING)
+    maker_id = models.CharField(max_length=64)
+    maker_name = models.CharField(max_length=256)
+    maker_reason = models.CharField(max_length=actors.MAX_REASON)
+    checker_id = models.CharField(max_length=64, null=True, blank=True)
+    checker_name = models.CharField(max_length=256, blank=True, default="")
+    checker_reason = models.CharField(max_length=actors.MAX_REASON, blank=True, default="")
+    decided_at = models.DateTimeField(null=True, blank=True)
+    # What came of it: the transaction it made, or the refusal (code and description).
+    transaction = TenantForeignKey(
+        Transaction, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    error = models.JSONField(null=True, blank=True)
+
+    class Meta(TimestampedModel.Meta):
+        indexes = [
+            models.Index(fields=["organization", "ledger", "status"], name="approval_status_idx")
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["PENDING", "DONE", "REJECTED", "FAILED"]),
+                name="approval_status_known",
+            ),
+            # A decision is another person's than the proposal's.
+            models.CheckConstraint(
+                condition=Q(checker_id__isnull=True) | ~Q(checker_id=F("maker_id")),
+                name="approval_checker_not_maker",
+            ),
+        ]
+        permissions = [("decide_approval", "Can approve or reject what another proposed")]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.pk} ({self.status})"

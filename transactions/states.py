@@ -153,19 +153,28 @@ def _commit_locked(
 
 
 def revert(
-    *, ledger: Ledger, transaction_id: uuid.UUID, effective_at: dt.datetime | None = None
+    *,
+    ledger: Ledger,
+    transaction_id: uuid.UUID,
+    effective_at: dt.datetime | None = None,
+    within: Callable[[Transaction], None] | None = None,
 ) -> Transaction:
     """A reversal effective at ``effective_at``: by default when it is made, whenever the
-    original took effect."""
+    original took effect. ``within`` is called with the reversal inside the revert's database
+    transaction (an approval marks itself done there)."""
     with transaction.atomic(durable=True):
         tx = _locked(ledger, transaction_id)
         _check("revert", tx)
         effective_at = checked_effective_at(effective_at, ledger, not_before=tx)
         if _acts_as("revert", tx) == "cancel":
-            return _cancel_locked(tx, effective_at)
-        reversal, steps = _plan("revert", tx)
-        reversal = _write(reversal, steps, insert=True, effective_at=effective_at)
-        return _recorded(reversal, events.TRANSACTION_REVERTED)
+            reversal = _cancel_locked(tx, effective_at)
+        else:
+            reversal, steps = _plan("revert", tx)
+            reversal = _write(reversal, steps, insert=True, effective_at=effective_at)
+            reversal = _recorded(reversal, events.TRANSACTION_REVERTED)
+        if within is not None:
+            within(reversal)
+        return reversal
 
 
 def cancel(

@@ -44,11 +44,11 @@ def test_a_ledger_links_to_its_contents_and_pages(admin_client, book, api):
     assert "PAYMENT_WITH_FEE" in templates.content.decode()
 
 
-def test_an_account_links_to_its_statement(admin_client, book):
+def test_an_account_links_to_its_page_and_its_operations_list_narrows(admin_client, book):
     book.fund("@alice", 700)
     alice = book.accounts["@alice"]
     listing = admin_client.get("/admin/organizations/account/").content.decode()
+    assert f"/admin/organizations/account/{alice['id']}/page/" in listing  # test_account_page
     statement = f"/admin/transactions/operation/?account={alice['id']}"
-    assert statement in listing
     html = admin_client.get(statement).content.decode()
     assert "@alice" in html and "7.00 BRL" in html and "@bob" not in html.split("result_list")[1]

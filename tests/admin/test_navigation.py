@@ -11,7 +11,7 @@ from django.contrib import admin
 
 from ledgerproject.admin_site import TASKS
 
-SECTIONS = ["Ledgers", "Accounts", "Transactions", "Reports", "Developers", "Staff"]
+SECTIONS = ["Ledgers", "Accounts", "Transactions", "Approvals", "Reports", "Developers", "Staff"]
 
 
 def _lists() -> list[str]:

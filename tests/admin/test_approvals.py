@@ -1,0 +1,154 @@
+"""Maker-checker (``transactions.approvals``): a rule of the ledger sends a manual posting above
+an amount, or a revert, to a second person; nothing moves before approval; the maker cannot
+decide; approving acts through the engine as the checker, once, or fails with the API's code
+if the books changed; every proposal and decision is an event."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import IntegrityError, transaction
+
+from ledgerproject import actors
+from outbox.models import Event
+from tests.admin.helpers import ledger_of, messages_of
+from tests.admin.test_roles import client_of
+from transactions import approvals
+from transactions.models import Approval, ApprovalRule, Transaction
+
+PAYMENT = {"template": "PAYMENT_WITH_FEE", "var_fee": "0", "var_source": "@alice",
+           "var_destination": "@bob"}  # fmt: skip
+
+
+def _rule(book, action: str, above: int | None = None) -> None:
+    ledger = ledger_of(book)
+    ApprovalRule.objects.create(organization_id=ledger.organization_id, ledger=ledger,
+                                action=action, above=above, above_scale=2)  # fmt: skip
+
+
+def _post(client, book, amount: str, **extra):
+    url = f"/admin/organizations/ledger/{ledger_of(book).pk}/post/"
+    body = {**PAYMENT, "var_amount": amount, "_post": "1", "reason": "Invoice 7", **extra}
+    return client.post(url, body, follow=True)
+
+
+def _decide(client, approval: Approval, decision: str, reason: str = "Checked the invoice"):
+    url = f"/admin/transactions/approval/{approval.pk}/decide/{decision}/"
+    return client.post(url, {"reason": reason}, follow=True)
+
+
+def test_a_posting_above_the_rule_waits_for_a_second_person(book):
+    book.fund("@alice", 100_000)
+    _rule(book, "post", above=5_000)  # 50.00 BRL
+    maker, checker = client_of("accountant"), client_of("approver")
+    _post(maker, book, "25.00")  # below: posted at once
+    assert book.available("@bob") == 2_500
+    response = _post(maker, book, "100.00")
+    assert any("proposed for approval" in m for m in messages_of(response))
+    (approval,) = Approval.objects.all()
+    assert approval.status == "PENDING" and approval.maker_name == "accountant-user"
+    assert "@alice 975.00 BRL → 875.00 BRL" in approval.summary
+    assert book.available("@bob") == 2_500  # nothing moved
+    assert Event.objects.filter(type="approval.proposed").count() == 1
+    # the maker may not decide (no permission; nor would the rule let them)
+    assert (
+        maker.get(f"/admin/transactions/approval/{approval.pk}/decide/approve/").status_code == 403
+    )
+    done = _decide(checker, approval, "approve")
+    assert any("Approved and done" in m for m in messages_of(done))
+    approval.refresh_from_db()
+    assert (approval.status, approval.checker_name) == ("DONE", "approver-user")
+    tx = Transaction.objects.get(pk=approval.transaction_id)
+    assert (tx.amount, tx.actor_name) == (10_000, "approver-user")
+    assert book.available("@bob") == 12_500
+    posted = Event.objects.get(type="transaction.posted", resource_id=tx.pk)
+    assert posted.reason == "Invoice 7"  # the maker's reason, on what moved the money
+    approved = Event.objects.get(type="approval.approved")
+    assert approved.data["checker"]["reason"] == "Checked the invoice"
+    assert approved.data["transactionId"] == str(tx.pk)
+
+
+def test_the_maker_cannot_approve_even_with_the_permission(admin_client, book):
+    book.fund("@alice", 100_000)
+    _rule(book, "post")
+    _post(admin_client, book, "1.00")
+    approval = Approval.objects.get()
+    refused = _decide(admin_client, approval, "approve")
+    assert "0008: Who proposed a change cannot also decide it." in refused.content.decode()
+    assert Approval.objects.get().status == "PENDING"
+    with pytest.raises(IntegrityError), transaction.atomic():  # the database refuses it too
+        Approval.objects.filter(pk=approval.pk).update(checker_id=approval.maker_id)
+
+
+def test_a_rejection_moves_nothing(book):
+    book.fund("@alice", 100_000)
+    _rule(book, "post")
+    _post(client_of("accountant"), book, "10.00")
+    approval = Approval.objects.get()
+    _decide(client_of("approver"), approval, "reject", "Not ours")
+    approval.refresh_from_db()
+    assert (approval.status, approval.checker_reason, approval.transaction_id) == (
+        "REJECTED", "Not ours", None
+    )  # fmt: skip
+    assert book.available("@bob") == 0
+    assert Event.objects.filter(type="approval.rejected").count() == 1
+
+
+def test_an_approval_the_books_no_longer_allow_fails_with_the_api_s_code(book):
+    book.fund("@alice", 10_000)
+    _rule(book, "post")
+    _post(client_of("accountant"), book, "80.00")
+    book.pay(5_000, 0)  # meanwhile @alice spends: 80.00 no longer fits
+    approval = Approval.objects.get()
+    failed = _decide(client_of("approver"), approval, "approve")
+    assert any("refused now: 0018" in m for m in messages_of(failed))
+    approval.refresh_from_db()
+    assert approval.status == "FAILED" and approval.error["code"] == "0018"
+    assert Event.objects.filter(type="approval.failed").count() == 1
+    assert book.available("@alice") == 5_000
+
+
+def test_an_approval_is_done_once(book):
+    book.fund("@alice", 100_000)
+    _rule(book, "post")
+    _post(client_of("accountant"), book, "10.00")
+    approval = Approval.objects.get()
+    _decide(client_of("approver"), approval, "approve")
+    second = client_of("administrator")
+    again = _decide(second, approval, "approve")
+    assert "This was decided already: DONE" in again.content.decode()
+    # the service itself: a second approval is rolled back with its posting
+    with actors.working(actors.Work(actors.Actor("staff", "other", "999"))):
+        assert approvals.approve(approval, reason="again").status == "DONE"
+    assert Transaction.objects.filter(type="PAYMENT_WITH_FEE").count() == 1
+    assert Event.objects.filter(type="approval.approved").count() == 1
+
+
+def test_a_revert_under_the_rule_is_proposed_and_done_on_approval(book):
+    book.fund("@alice", 100_000)
+    sent = book.pay(2_500, 0).json()
+    _rule(book, "revert")
+    maker = client_of("accountant")
+    act = f"/admin/transactions/transaction/{sent['id']}/act/revert/"
+    response = maker.post(act, {"_confirm": "1", "reason": "Duplicate"}, follow=True)
+    assert any("needs a second person" in m for m in messages_of(response))
+    assert not Transaction.objects.filter(parent_id=sent["id"]).exists()
+    approval = Approval.objects.get()
+    assert approval.action == "revert" and approval.request == {"transaction_id": sent["id"]}
+    _decide(client_of("approver"), approval, "approve")
+    reversal = Transaction.objects.get(parent_id=sent["id"], is_reversal=True)
+    assert Approval.objects.get().transaction_id == reversal.pk
+    assert book.available("@alice") == 100_000
+
+
+def test_a_posting_that_needs_approval_cannot_be_scheduled(book):
+    book.fund("@alice", 100_000)
+    _rule(book, "post")
+    response = _post(client_of("accountant"), book, "1.00", scheduled_for="2099-01-01T00:00")
+    assert "cannot be scheduled" in response.content.decode()
+    assert not Approval.objects.exists()
+
+
+def test_the_api_is_not_held_by_the_back_office_s_rules(book):
+    book.fund("@alice", 100_000)
+    _rule(book, "post")
+    assert book.pay(10_000, 0).status_code == 201

@@ -1,0 +1,238 @@
+"""Maker-checker approvals in the back office (docs/BACK-OFFICE.md#approvals).
+
+A ledger's rules (``ApprovalRule``) say which actions need a second person: a manual posting,
+or a revert, in an asset (or any), of more than an amount (or any). Such an action is not done
+when asked: it becomes a proposal (``Approval``, ``PENDING``) with the maker's reason and a
+summary of what it would do, and nothing moves. Another member of staff, who may decide
+(``transactions.decide_approval``), approves or rejects it with a reason of their own; the
+maker cannot (the database refuses a checker who is the maker too). Approving acts through the
+same engine as the API, as the checker, with the maker's reason on the action's events: the
+approval is marked done inside the action's own database transaction, so it is done once or
+not at all. If the books changed so that the action no longer applies, the engine refuses it
+with the API's code and the approval is ``FAILED`` with that refusal. Every proposal and
+decision is an event of the ledger (``approval.proposed``, ``.approved``, ``.rejected``,
+``.failed``): the audit trail and the journal keep them."""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from ledgerproject import actors
+from ledgerproject.errors import ErrorCode, LedgerError
+from ledgerproject.formats import parse_timestamp, render_timestamp
+from organizations.models import Ledger
+from outbox import events, renderers
+from transactions import engine, states
+from transactions.models import Approval, ApprovalRule, Transaction
+from transactions.money import rescale
+from transactions.prepare import PostingRequest
+
+PROPOSED, APPROVED, REJECTED, FAILED = events.APPROVAL_TYPES
+
+
+def rule_for(ledger: Ledger, action: str, asset_code: str, amount: int, scale: int) -> Any:
+    """The first rule of ``ledger`` that ``action`` on ``amount`` (at ``scale``) of
+    ``asset_code`` falls under, or None: it may be done at once."""
+    rules = ApprovalRule.objects.filter(
+        organization_id=ledger.organization_id, ledger_id=ledger.pk, action=action
+    ).filter(Q(asset_code="") | Q(asset_code=asset_code))
+    for rule in rules.order_by("created_at", "id"):
+        if rule.above is None:
+            return rule
+        common = max(scale, rule.above_scale)
+        if rescale(amount, scale, common) > rescale(rule.above, rule.above_scale, common):
+            return rule
+    return None
+
+
+def posting_needs_approval(ledger: Ledger, request: PostingRequest) -> Transaction | None:
+    """The posting ``request`` would make (a dry run), when a rule of ``ledger`` says it needs
+    approval; None when it may be posted at once. A refusal of the dry run is raised."""
+    if not ApprovalRule.objects.filter(
+        organization_id=ledger.organization_id, ledger_id=ledger.pk, action=ApprovalRule.POST
+    ).exists():
+        return None
+    tx = engine.post(ledger, request, dry_run=True).transaction
+    assert tx is not None
+    rule = rule_for(ledger, ApprovalRule.POST, tx.asset_code, tx.amount, tx.scale)
+    return tx if rule is not None else None
+
+
+def revert_needs_approval(ledger: Ledger, tx: Transaction) -> bool:
+    """Whether reverting ``tx`` (a sent transaction) needs approval; a pending one's revert
+    is its cancel, which none does."""
+    if tx.status != Transaction.SENT:
+        return False
+    return rule_for(ledger, ApprovalRule.REVERT, tx.asset_code, tx.amount, tx.scale) is not None
+
+
+def _posting_json(request: PostingRequest) -> dict[str, Any]:
+    """What the back office's posting page asks for, as the proposal keeps it."""
+    moments = {"effective_at": request.effective_at, "commit_at": request.commit_at}
+    return {
+        "template_code": request.template_code,
+        "variables": dict(request.variables),
+        "description": request.description,
+        "pending": request.pending,
+        "metadata": dict(request.metadata) if request.metadata else None,
+        **{name: render_timestamp(at) if at else None for name, at in moments.items()},
+    }
+
+
+def _posting_of(kept: dict[str, Any]) -> PostingRequest:
+    def moment(name: str) -> Any:
+        text = kept.get(name)
+        return parse_timestamp(text, field=name) if text else None
+
+    return PostingRequest(
+        template_code=kept["template_code"],
+        variables=kept["variables"],
+        description=kept["description"],
+        pending=kept["pending"],
+        metadata=kept["metadata"],
+        effective_at=moment("effective_at"),
+        commit_at=moment("commit_at"),
+    )
+
+
+def propose_posting(
+    ledger: Ledger, request: PostingRequest, *, summary: str, reason: str
+) -> Approval:
+    return _propose(ledger, ApprovalRule.POST, _posting_json(request), summary, reason)
+
+
+def propose_revert(ledger: Ledger, tx: Transaction, *, summary: str, reason: str) -> Approval:
+    return _propose(ledger, ApprovalRule.REVERT, {"transaction_id": str(tx.pk)}, summary, reason)
+
+
+def _propose(
+    ledger: Ledger, action: str, request: dict[str, Any], summary: str, reason: str
+) -> Approval:
+    maker = actors.current().actor
+    with transaction.atomic():
+        approval = Approval.objects.create(
+            organization_id=ledger.organization_id,
+            ledger_id=ledger.pk,
+            action=action,
+            request=request,
+            summary=summary,
+            maker_id=maker.id or "",
+            maker_name=maker.name,
+            maker_reason=reason,
+        )
+        _event(PROPOSED, approval)
+    return approval
+
+
+def _event(event_type: str, approval: Approval) -> None:
+    events.record(approval, event_type.removeprefix("approval."))
+
+
+def approval_data(approval: Approval) -> dict[str, Any]:
+    """An approval as its events carry it."""
+    maker = {"name": approval.maker_name, "id": approval.maker_id, "reason": approval.maker_reason}
+    checker = {
+        "name": approval.checker_name,
+        "id": approval.checker_id,
+        "reason": approval.checker_reason,
+    }
+    made = approval.transaction_id
+    return {
+        "id": str(approval.pk),
+        "action": approval.action,
+        "status": approval.status,
+        "summary": approval.summary,
+        "request": approval.request,
+        "maker": maker,
+        "checker": None if approval.checker_id is None else checker,
+        "transactionId": None if made is None else str(made),
+        "error": approval.error,
+    }
+
+
+class _Decided(Exception):
+    """The approval was decided by someone else meanwhile: the action is rolled back."""
+
+
+def _decide(approval: Approval, status: str, reason: str, **result: Any) -> Approval | None:
+    """Mark the approval decided by the actor at work, if it is still pending (its row
+    locked); None if it is not. (A checker who is the maker is refused before: by
+    ``_check_may_decide``, and by the database's constraint.)"""
+    checker = actors.current().actor
+    locked = (
+        Approval.objects.select_for_update()
+        .filter(organization_id=approval.organization_id, pk=approval.pk)
+        .first()
+    )
+    if locked is None or locked.status != Approval.PENDING:
+        return None
+    locked.status, locked.decided_at = status, timezone.now()
+    locked.checker_id, locked.checker_name, locked.checker_reason = checker.id, checker.name, reason
+    for name, value in result.items():
+        setattr(locked, name, value)
+    locked.save()
+    kind = {Approval.DONE: APPROVED, Approval.REJECTED: REJECTED, Approval.FAILED: FAILED}[status]
+    _event(kind, locked)
+    return locked
+
+
+def _made(outcomes: list[Any]) -> Transaction:
+    (outcome,) = outcomes
+    assert outcome.transaction is not None  # inside the posting's transaction, it is written
+    return outcome.transaction
+
+
+def _within(approval: Approval, reason: str, made: Transaction) -> None:
+    if _decide(approval, Approval.DONE, reason, transaction_id=made.pk) is None:
+        raise _Decided
+
+
+def approve(approval: Approval, *, reason: str) -> Approval:
+    """Do what ``approval`` proposed, as the actor at work, and mark it done with it; refused
+    by the engine, mark it failed with the refusal. Answers the approval as it now is."""
+    ledger = approval.ledger
+    _check_may_decide(approval)
+    try:
+        with actors.reason(approval.maker_reason):
+            if approval.action == ApprovalRule.POST:
+                engine.post(
+                    ledger,
+                    _posting_of(approval.request),
+                    within=lambda outcomes: _within(approval, reason, _made(outcomes)),
+                )
+            else:
+                states.revert(
+                    ledger=ledger,
+                    transaction_id=uuid.UUID(approval.request["transaction_id"]),
+                    within=functools.partial(_within, approval, reason),
+                )
+    except _Decided:
+        pass
+    except LedgerError as error:
+        refusal = {"code": error.error.code, "description": error.description}
+        with transaction.atomic():
+            _decide(approval, Approval.FAILED, reason, error=refusal)
+    return Approval.objects.get(organization_id=approval.organization_id, pk=approval.pk)
+
+
+def reject(approval: Approval, *, reason: str) -> Approval:
+    _check_may_decide(approval)
+    with transaction.atomic():
+        _decide(approval, Approval.REJECTED, reason)
+    return Approval.objects.get(organization_id=approval.organization_id, pk=approval.pk)
+
+
+def _check_may_decide(approval: Approval) -> None:
+    if (actors.current().actor.id or "") == approval.maker_id:
+        raise LedgerError(
+            ErrorCode.ACTION_NOT_PERMITTED, "Who proposed a change cannot also decide it."
+        )
+
+
+renderers.register(Approval, "approval", approval_data, plain=True)
