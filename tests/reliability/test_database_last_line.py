@@ -21,7 +21,14 @@ from django.db import IntegrityError, connection, models, transaction
 from instruments.models import Rate, RateValue
 from organizations.models import Account, Balance, BalanceMonitor
 from tests.organizations.helpers import instrument
-from transactions.models import IdempotencyKey, Operation, ScheduledPosting, Transaction
+from transactions.models import (
+    Approval,
+    ApprovalRule,
+    IdempotencyKey,
+    Operation,
+    ScheduledPosting,
+    Transaction,
+)
 
 ALREADY_PROVEN = {"balance_available_within_overdraft"}
 POSITIVE_FIELDS = (
@@ -85,6 +92,9 @@ VIOLATIONS: dict[str, tuple[type[models.Model], dict[str, Any], dict[str, Any]]]
         {"status": "SCHEDULED"},
     ),
     "scheduled_failed_says_why": (ScheduledPosting, {"status": "FAILED"}, {"status": "SCHEDULED"}),
+    "approval_rule_action_known": (ApprovalRule, {"action": "freeze"}, {"action": "revert"}),
+    "approval_status_known": (Approval, {"status": "OPEN"}, {"status": "REJECTED"}),
+    "approval_checker_not_maker": (Approval, {"checker_id": "7"}, {"checker_id": "8"}),
 }
 
 
@@ -191,7 +201,14 @@ def rows(book, books_left_unbalanced) -> dict[type[models.Model], Any]:
         }
     )
     assert later.status_code == 202, later.content
+    ledger = Transaction.objects.latest("created_at").ledger
+    scope = {"organization_id": ledger.organization_id, "ledger": ledger}
+    rule = ApprovalRule.objects.create(**scope, action="post")
+    approval = Approval.objects.create(**scope, action="post", summary="s", maker_id="7",
+                                       maker_name="maker", maker_reason="r")  # fmt: skip
     return {
+        ApprovalRule: rule.pk,
+        Approval: approval.pk,
         ScheduledPosting: uuid.UUID(later.json()["id"]),
         Balance: Balance.objects.get(account__alias="@alice").pk,
         Transaction: Transaction.objects.latest("created_at").pk,
