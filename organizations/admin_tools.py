@@ -17,7 +17,7 @@ from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.utils import flatten_fieldsets
 from django.db.models import Model, QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
@@ -172,6 +172,29 @@ class ResourceAdmin(LedgerModelAdmin):
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         """Nothing: the service wrote the object (or the change) when the form validated."""
 
+    def construct_change_message(
+        self, request: HttpRequest, form: Any, formsets: Any, add: bool = False
+    ) -> Any:
+        if getattr(form.instance, "proposal_url", None):
+            return "Proposed for approval; nothing changed."
+        return super().construct_change_message(request, form, formsets, add)
+
+    def response_change(self, request: HttpRequest, obj: Any) -> Any:
+        """A change proposed for approval (``Proposed``) goes to its proposal's page."""
+        url = getattr(obj, "proposal_url", None)
+        if url is None:
+            return super().response_change(request, obj)
+        self.message_user(
+            request,
+            format_html(
+                'This change needs a second person: <a href="{}">proposed for approval</a>; '
+                "nothing changed yet.",
+                url,
+            ),
+            messages.WARNING,
+        )
+        return HttpResponseRedirect(url)
+
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         """Nothing: the service wrote everything the form holds."""
 
@@ -290,6 +313,9 @@ def service_form(
         def _write(self, call: Any) -> None:
             try:
                 self.instance = call()
+            except Proposed as proposed:
+                # Nothing was written: the change waits for another's approval.
+                self.instance.proposal_url = proposed.url
             except LedgerError as exc:
                 self.add_error(_field_of(self, exc), f"{exc.error.code}: {exc.description}")
 
@@ -300,6 +326,15 @@ def service_form(
         fields = {"reason": reason, "confirm": confirm}
         return type("ReasonedServiceForm", (ServiceForm,), fields)
     return ServiceForm
+
+
+class Proposed(Exception):
+    """A writer's answer that it made no change but proposed it for another member of staff to
+    approve (``transactions.approvals``); ``url`` is the proposal's page."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.url = url
 
 
 def reason_field(when: str = "", *, required: bool = True) -> forms.CharField:

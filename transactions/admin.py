@@ -22,6 +22,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from ledgerproject import actors
 from ledgerproject.admin_csv import CsvExportMixin
 from ledgerproject.amounts import format_amount
 from ledgerproject.metadata import filter_by_metadata
@@ -33,6 +34,7 @@ from organizations.admin import (
     links,
     scope_filter,
 )
+from organizations.admin_tools import Proposed
 from organizations.models import Account, Ledger
 from templates_dsl.models import TransactionTemplate
 from transactions import (  # noqa: F401 - admin_approvals registers its admins
@@ -43,9 +45,10 @@ from transactions import (  # noqa: F401 - admin_approvals registers its admins
     admin_scheduled,
     admin_trees,
     admin_views,
+    approvals,
 )
 from transactions.admin_records import OperationInline, ReadOnlyAdmin, full_id
-from transactions.models import Operation, Transaction
+from transactions.models import Approval, ApprovalRule, Operation, Transaction
 from transactions.partial import is_expired
 
 # Registered by its own module: named here so that the admin's discovery imports it.
@@ -250,7 +253,13 @@ class TransactionAdmin(CsvExportMixin, ReadOnlyAdmin):
 
 class LedgerBackOfficeAdmin(LedgerAdmin):
     """The ledger's admin with the pages of this app: its dashboard and its posting page
-    (``organizations.admin`` links them by URL name and knows nothing of them)."""
+    (``organizations.admin`` links them by URL name and knows nothing of them). Reopening a
+    closed period that a rule of the ledger sends to a second person is proposed instead."""
+
+    def update_for(self, request: HttpRequest) -> Any:
+        return _proposing(
+            self, super().update_for(request), ApprovalRule.REOPEN, approvals.reopen_needs_approval
+        )
 
     def get_urls(self) -> list[Any]:
         def view(func: Any) -> Any:
@@ -294,9 +303,38 @@ admin.site.unregister(Ledger)
 admin.site.register(Ledger, LedgerBackOfficeAdmin)
 
 
+def _proposing(model_admin: Any, write: Any, action: str, needs: Any) -> Any:
+    """``write`` (a change form's writer), unless ``needs(obj, data)`` says the change needs a
+    second person: then it is proposed for approval instead (``approvals.propose_change``),
+    with what each field's change would do as its summary."""
+
+    def proposing(obj: Any, data: dict[str, Any]) -> Any:
+        if not needs(obj, data):
+            return write(obj, data)
+        summary = "; ".join(
+            model_admin.explain_change(obj, name, getattr(obj, name, None), value)
+            for name, value in data.items()
+        )
+        ledger = obj if isinstance(obj, Ledger) else obj.ledger
+        reason = actors.current().reason or ""
+        approval = approvals.propose_change(
+            ledger, action, obj, data, summary=summary, reason=reason
+        )
+        raise Proposed(admin_url(Approval, "change", approval.pk))
+
+    return proposing
+
+
 class AccountBackOfficeAdmin(AccountAdmin):
     """The account's admin with its page (``admin_account``): balance, history, latest
-    transactions, statement; and freeze and unfreeze from it."""
+    transactions, statement; and freeze and unfreeze from it. A change of its overdraft limit
+    that a rule of the ledger sends to a second person is proposed instead."""
+
+    def update_for(self, request: HttpRequest) -> Any:
+        def needs(account: Account, data: dict[str, Any]) -> bool:
+            return approvals.limit_needs_approval(account, data.get("overdraft_limit"))
+
+        return _proposing(self, super().update_for(request), ApprovalRule.LIMIT, needs)
 
     def get_urls(self) -> list[Any]:
         def page(request: HttpRequest, object_id: str) -> Any:

@@ -1,7 +1,8 @@
 """Maker-checker approvals in the back office (docs/BACK-OFFICE.md#approvals).
 
 A ledger's rules (``ApprovalRule``) say which actions need a second person: a manual posting,
-or a revert, in an asset (or any), of more than an amount (or any). Such an action is not done
+or a revert, in an asset (or any), of more than an amount (or any); an overdraft limit set
+above an amount; reopening a closed period. Such an action is not done
 when asked: it becomes a proposal (``Approval``, ``PENDING``) with the maker's reason and a
 summary of what it would do, and nothing moves. Another member of staff, who may decide
 (``transactions.decide_approval``), approves or rejects it with a reason of their own; the
@@ -15,18 +16,20 @@ decision is an event of the ledger (``approval.proposed``, ``.approved``, ``.rej
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import uuid
 from typing import Any
 
-from django.db import transaction
+from django.db import models, transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from ledgerproject import actors
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.formats import parse_timestamp, render_timestamp
-from organizations.models import Ledger
+from organizations import contents, services
+from organizations.models import Account, Ledger
 from outbox import events, renderers
 from transactions import engine, states
 from transactions.models import Approval, ApprovalRule, Transaction
@@ -70,6 +73,62 @@ def revert_needs_approval(ledger: Ledger, tx: Transaction) -> bool:
     if tx.status != Transaction.SENT:
         return False
     return rule_for(ledger, ApprovalRule.REVERT, tx.asset_code, tx.amount, tx.scale) is not None
+
+
+def limit_needs_approval(account: Account, limit: dict[str, int] | None) -> bool:
+    """Whether setting ``account``'s overdraft limit to ``limit`` needs approval."""
+    if limit is None:
+        return False
+    ledger = account.ledger
+    found = rule_for(
+        ledger, ApprovalRule.LIMIT, account.asset_code, limit["amount"], limit["scale"]
+    )
+    return found is not None
+
+
+def reopen_needs_approval(ledger: Ledger, data: dict[str, Any]) -> bool:
+    """Whether the ledger change ``data`` moves its closed period back and a rule says that
+    needs approval."""
+    if "closed_through" not in data or ledger.closed_through is None:
+        return False
+    through = data["closed_through"]
+    if through is not None and through >= ledger.closed_through:
+        return False
+    return rule_for(ledger, ApprovalRule.REOPEN, "", 0, 0) is not None
+
+
+def propose_change(
+    ledger: Ledger, action: str, target: Any, data: dict[str, Any], *, summary: str, reason: str
+) -> Approval:
+    """A change of an account (``limit``) or of the ledger (``reopen``), as its admin form
+    would have written it, kept for approval."""
+    kept = {name: _plain(value) for name, value in data.items()}
+    return _propose(ledger, action, {"target": str(target.pk), "data": kept}, summary, reason)
+
+
+def _plain(value: Any) -> Any:
+    """A change's value as JSON keeps it: a chosen row by its id, an id or a day as text."""
+    if isinstance(value, models.Model):
+        return str(value.pk)
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    return value
+
+
+def _change(approval: Approval) -> Any:
+    """Make the change an approval of ``limit`` or ``reopen`` proposed, through the service
+    the admin form uses."""
+    target, data = approval.request["target"], dict(approval.request["data"])
+    if approval.action == ApprovalRule.LIMIT:
+        account = Account.objects.get(organization_id=approval.organization_id, pk=target)
+        return contents.account_update(account=account, data=data)
+    if data.get("closed_through"):
+        data["closed_through"] = dt.date.fromisoformat(data["closed_through"])
+    ledger = Ledger.objects.get(organization_id=approval.organization_id, pk=target)
+    # The rule asked for a second person; with their approval the period is reopened.
+    return services.ledger_update(ledger=ledger, data=data, may_reopen=True)
 
 
 def _posting_json(request: PostingRequest) -> dict[str, Any]:
@@ -206,6 +265,11 @@ def approve(approval: Approval, *, reason: str) -> Approval:
                     _posting_of(approval.request),
                     within=lambda outcomes: _within(approval, reason, _made(outcomes)),
                 )
+            elif approval.action in (ApprovalRule.LIMIT, ApprovalRule.REOPEN):
+                with transaction.atomic():
+                    _change(approval)
+                    if _decide(approval, Approval.DONE, reason) is None:
+                        raise _Decided
             else:
                 states.revert(
                     ledger=ledger,

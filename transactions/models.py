@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
@@ -341,16 +342,23 @@ class ApprovalRule(TenantRow, TimestampedModel):
     """A ledger's rule that an action in the back office needs a second person
     (``transactions.approvals``, docs/BACK-OFFICE.md#approvals): a posting, or a revert, in
     ``asset_code`` (any asset when blank) of more than ``above`` at ``above_scale`` (any amount
-    when null)."""
+    when null); an overdraft limit set above that (in the account's asset); reopening a closed
+    period (neither asset nor amount)."""
 
-    POST, REVERT = "post", "revert"
-    ACTIONS = (POST, REVERT)
+    POST, REVERT, LIMIT, REOPEN = "post", "revert", "limit", "reopen"
+    ACTIONS = (POST, REVERT, LIMIT, REOPEN)
+    NAMES = {
+        POST: "manual posting",
+        REVERT: "revert",
+        LIMIT: "overdraft limit change",
+        REOPEN: "reopening a closed period",
+    }
 
     organization = models.ForeignKey(
         Organization, on_delete=models.PROTECT, related_name="+", db_index=False
     )
     ledger = TenantForeignKey(Ledger, on_delete=models.PROTECT, related_name="+", db_index=False)
-    action = models.CharField(max_length=16, choices=[(POST, "manual posting"), (REVERT, "revert")])
+    action = models.CharField(max_length=16, choices=list(NAMES.items()))
     asset_code = models.CharField(max_length=100, blank=True, default="")
     above = AmountField(null=True, blank=True)
     above_scale = models.PositiveSmallIntegerField(default=0)
@@ -361,12 +369,19 @@ class ApprovalRule(TenantRow, TimestampedModel):
         ]
         constraints = [
             models.CheckConstraint(
-                condition=Q(action__in=["post", "revert"]), name="approval_rule_action_known"
+                condition=Q(action__in=["post", "revert", "limit", "reopen"]),
+                name="approval_rule_action_known",
             ),
         ]
 
     def __str__(self) -> str:
         return f"{self.get_action_display()} {self.asset_code or 'any asset'}"
+
+    def clean(self) -> None:
+        if self.action == self.REOPEN and (self.asset_code or self.above is not None):
+            raise ValidationError(
+                "A rule for reopening a period names neither an asset nor an amount."
+            )
 
 
 class Approval(TenantRow, TimestampedModel):

@@ -5,12 +5,16 @@ if the books changed; every proposal and decision is an event."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from ledgerproject import actors
+from organizations.models import Account, Ledger
 from outbox.models import Event
-from tests.admin.helpers import ledger_of, messages_of
+from tests.admin.helpers import change_form, ledger_of, messages_of, save_confirmed
 from tests.admin.test_roles import client_of
 from transactions import approvals
 from transactions.models import Approval, ApprovalRule, Transaction
@@ -152,3 +156,54 @@ def test_the_api_is_not_held_by_the_back_office_s_rules(book):
     book.fund("@alice", 100_000)
     _rule(book, "post")
     assert book.pay(10_000, 0).status_code == 201
+
+
+def test_an_overdraft_limit_above_the_rule_is_proposed_then_set_on_approval(book):
+    _rule(book, "limit", above=10_000)  # 100.00 BRL
+    maker = client_of("accountant")
+    bob = Account.objects.get(alias="@bob")
+    url, data, _ = change_form(maker, "organizations/account", bob)
+    low = save_confirmed(maker, url, {**data, "overdraft_limit": "50.00", "reason": "Agreed"})
+    assert low.status_code == 302 and not Approval.objects.exists()  # below: set at once
+    url, data, _ = change_form(maker, "organizations/account", bob)
+    high = save_confirmed(maker, url, {**data, "overdraft_limit": "500.00", "reason": "VIP"})
+    approval = Approval.objects.get()
+    assert high.status_code == 302 and high["Location"].endswith(f"/approval/{approval.pk}/change/")
+    assert "minus 500.00 BRL" in approval.summary
+    bob.balance.refresh_from_db()
+    assert (bob.balance.overdraft_limit, bob.balance.scale) == (5_000, 2)  # still 50.00
+    _decide(client_of("approver"), approval, "approve")
+    assert Approval.objects.get().status == "DONE"
+    bob.balance.refresh_from_db()
+    assert bob.balance.overdraft_limit == 50_000
+    changed = Event.objects.filter(type="account.updated").latest("seq")
+    assert (changed.reason, changed.actor_name) == ("VIP", "approver-user")
+
+
+def test_reopening_a_period_is_proposed_then_done_on_approval(admin_client, book):
+    ledger = ledger_of(book)
+    through = timezone.now().date() - dt.timedelta(days=3)
+    Ledger.objects.filter(pk=ledger.pk).update(closed_through=through)
+    _rule(book, "reopen")
+    url, data, _ = change_form(admin_client, "organizations/ledger", ledger)
+    response = save_confirmed(admin_client, url, {**data, "closed_through": "", "reason": "Audit"})
+    assert response.status_code == 302 and Approval.objects.get().action == "reopen"
+    assert Ledger.objects.get(pk=ledger.pk).closed_through == through  # still closed
+    # closing further needs no approval
+    later = (through + dt.timedelta(days=1)).isoformat()
+    url, data, _ = change_form(admin_client, "organizations/ledger", ledger)
+    closed = save_confirmed(admin_client, url, {**data, "closed_through": later, "reason": "Close"})
+    assert closed.status_code == 302 and Approval.objects.count() == 1
+    _decide(client_of("approver"), Approval.objects.get(), "approve")
+    assert Approval.objects.get().status == "DONE"
+    assert Ledger.objects.get(pk=ledger.pk).closed_through is None
+
+
+def test_a_reopening_rule_names_no_asset_nor_amount(admin_client, book):
+    ledger = ledger_of(book)
+    response = admin_client.post(
+        "/admin/transactions/approvalrule/add/",
+        {"ledger": ledger.pk, "action": "reopen", "asset_code": "BRL", "above_scale": "0"},
+    )
+    assert "names neither an asset nor an amount" in response.content.decode()
+    assert not ApprovalRule.objects.exists()

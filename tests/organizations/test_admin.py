@@ -52,11 +52,11 @@ def test_it_shows_an_account_with_its_balance(admin_client, contents):
 
 def test_it_adds_through_the_services_but_never_hard_deletes(admin_client, contents):
     # Accounts and instruments are added through their create services (tested in
-    # tests/admin/test_creation_and_exports.py); products and rates only through the API.
+    # tests/admin/test_creation_and_exports.py); products and rates too.
     assert admin_client.get("/admin/organizations/account/add/").status_code == 200
     assert admin_client.get("/admin/instruments/instrument/add/").status_code == 200
-    assert admin_client.get("/admin/organizations/product/add/").status_code == 403
-    assert admin_client.get("/admin/instruments/rate/add/").status_code == 403
+    assert admin_client.get("/admin/organizations/product/add/").status_code == 200
+    assert admin_client.get("/admin/instruments/rate/add/").status_code == 200
     delete = f"/admin/organizations/account/{contents['id']}/delete/"
     assert admin_client.get(delete).status_code == 403
 
