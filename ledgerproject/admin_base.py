@@ -23,6 +23,11 @@ class LedgerModelAdmin(admin.ModelAdmin):
     # change".
     list_title: str | None = None
 
+    def has_deactivate_permission(self, request: HttpRequest) -> bool:
+        """Deactivating (a soft delete, the only delete the back office has) needs the model's
+        *delete* permission: changing a row is not removing it."""
+        return request.user.has_perm(f"{self.opts.app_label}.delete_{self.opts.model_name}")
+
     def title_of_list(self) -> str:
         return self.list_title or capfirst(str(self.opts.verbose_name_plural))
 

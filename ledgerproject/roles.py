@@ -5,8 +5,9 @@ command (``manage.py setup_roles``, which ``bootstrap_demo`` runs too).
 Each role is a list of permissions, ``app_label.codename``. ``setup_roles`` makes each group
 hold exactly its list: a permission added to a ready-made group by hand is taken away again,
 so a team that wants another mix makes a group of its own name. The internal records (API
-tokens, idempotency keys, events' deliveries, webhook subscriptions and the raw operation
-list) are for administrators; the other roles see a transaction's operations on its page."""
+tokens, idempotency keys, webhook subscriptions and their deliveries) are for administrators,
+the raw operation list for the roles that keep the books; the others see a transaction's
+operations on its page. Only administrators hold *delete*, which deactivating needs."""
 
 from __future__ import annotations
 

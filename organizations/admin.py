@@ -30,6 +30,7 @@ from organizations.admin_tools import (  # noqa: F401 - re-exported for the othe
     RESOURCE_READONLY,
     DeletedFilter,
     ReasonForm,
+    ReasonToAct,
     ResourceAdmin,
     admin_link,
     admin_url,
@@ -340,7 +341,7 @@ class AccountAdmin(ResourceAdmin):
         "available",
         "on_hold",
         "status_code",
-        "statement",
+        "account_page",
         "created_at",
     )
     list_filter = (
@@ -365,7 +366,7 @@ class AccountAdmin(ResourceAdmin):
         "product",
         "available",
         "on_hold",
-        "statement",
+        "account_page",
     )
 
     @admin.display(description="available")
@@ -387,7 +388,7 @@ class AccountAdmin(ResourceAdmin):
         )
 
     @admin.display(description="page")
-    def statement(self, obj: Account) -> SafeString:
+    def account_page(self, obj: Account) -> SafeString:
         """Its page (balance, history, statement: ``transactions.admin_account``)."""
         return links([(admin_url(Account, "page", obj.pk), "account page")])
 

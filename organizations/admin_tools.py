@@ -209,7 +209,7 @@ class ResourceAdmin(LedgerModelAdmin):
 
     @admin.action(
         description="Deactivate (soft-delete) the selected %(verbose_name_plural)s",
-        permissions=["change"],
+        permissions=["deactivate"],
     )
     def deactivate(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
         done: list[str] = []
@@ -352,6 +352,20 @@ def reason_field(when: str = "", *, required: bool = True) -> forms.CharField:
 
 class ReasonForm(forms.Form):
     reason = reason_field()
+
+
+class ReasonToAct:
+    """For a form with an optional ``reason`` field that previews as well as acts: the reason
+    is needed only when it acts (``acting``)."""
+
+    acting: bool
+    cleaned_data: dict[str, Any]
+
+    def clean_reason(self) -> str:
+        reason = self.cleaned_data.get("reason") or ""
+        if self.acting and not reason:
+            raise forms.ValidationError("This field is required: say why.")
+        return str(reason)
 
 
 def filled_in(data: dict[str, Any]) -> dict[str, Any]:

@@ -57,8 +57,12 @@ SCHEDULED_TYPES = tuple(
 # announces is chained already.
 BLOCK_SEALED = "block.sealed"
 # A change staff proposed in the back office and another decides (``transactions.approvals``).
-APPROVAL_PROPOSED, APPROVAL_APPROVED, APPROVAL_REJECTED, APPROVAL_FAILED = APPROVAL_TYPES = tuple(
+APPROVAL_STEPS = tuple(
     f"approval.{what}" for what in ("proposed", "approved", "rejected", "failed")
+)
+# And who changed a ledger's rules of what needs a second person.
+APPROVAL_TYPES = APPROVAL_STEPS + tuple(
+    f"approval_rule.{action}" for action in (CREATED, UPDATED, DELETED)
 )
 CATALOGUE = (
     tuple(f"{noun}.{action}" for noun in RESOURCE_NOUNS for action in (CREATED, UPDATED, DELETED))

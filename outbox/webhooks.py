@@ -13,7 +13,6 @@ import hmac
 import json
 import secrets
 import time
-import uuid
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -21,12 +20,13 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from ledgerproject.db import apply_changes
+from ledgerproject import actors
+from ledgerproject.db import apply_changes, new_id
 from ledgerproject.errors import ErrorCode, LedgerError
-from ledgerproject.formats import render_timestamp
 from ledgerproject.metadata import validate_metadata
 from outbox import leases, network
-from outbox.models import Delivery, WebhookSubscription
+from outbox.events import event_body
+from outbox.models import Delivery, Event, WebhookSubscription
 
 MAX_URL = 2048
 SIGNATURE_HEADER = "Ledger-Signature"
@@ -180,29 +180,31 @@ TEST_EVENT = "webhook.test"
 
 
 def send_test(subscription: WebhookSubscription) -> network.Answer:
-    """POST a signed ``webhook.test`` event to the subscription's URL now, with the headers,
-    signature, time limit and address rules of a delivery, and answer what came back. Nothing
-    is stored: the subscription's health and its deliveries stay as they were. It waits on the
-    network, so it refuses to run inside a database transaction."""
+    """POST a signed ``webhook.test`` event to the subscription's URL now, shaped as every
+    event is (``events.event_body``), with the headers, signature, time limit and address rules
+    of a delivery, and answer what came back. Nothing is stored: the subscription's health and
+    its deliveries stay as they were. It waits on the network, so it refuses to run inside a
+    database transaction."""
     if transaction.get_connection().in_atomic_block:
         raise RuntimeError("a test send waits on the network: not inside a transaction")
-    test_id = str(uuid.uuid4())
-    body = json.dumps(
-        {
-            "id": test_id,
-            "type": TEST_EVENT,
-            "organizationId": str(subscription.organization_id),
-            "ledgerId": None if subscription.ledger_id is None else str(subscription.ledger_id),
-            "createdAt": render_timestamp(timezone.now()),
-            "data": {"subscriptionId": str(subscription.pk)},
-        },
-        separators=(",", ":"),
-    ).encode()
+    work = actors.current()
+    event = Event(
+        event_id=new_id(),
+        type=TEST_EVENT,
+        organization_id=subscription.organization_id,
+        ledger_id=subscription.ledger_id,
+        resource_id=subscription.pk,
+        created_at=timezone.now(),
+        data={"subscriptionId": str(subscription.pk)},
+        client_address=work.client_address,
+        **actors.stamp(),
+    )
+    body = json.dumps(event_body(event), separators=(",", ":")).encode()
     headers = [
         ("Content-Type", "application/json"),
-        ("Ledger-Event-Id", test_id),
+        ("Ledger-Event-Id", str(event.event_id)),
         ("Ledger-Event-Type", TEST_EVENT),
-        ("Ledger-Delivery-Id", f"test-{test_id}"),
+        ("Ledger-Delivery-Id", str(new_id())),
         (SIGNATURE_HEADER, sign(subscription.secret, int(time.time()), body)),
     ]
     return network.post(

@@ -146,7 +146,7 @@ class TransactionTemplateAdmin(LedgerModelAdmin):
         return False
 
     @admin.action(
-        description="Deactivate (soft-delete) the selected templates", permissions=["change"]
+        description="Deactivate (soft-delete) the selected templates", permissions=["deactivate"]
     )
     def deactivate(self, request: HttpRequest, queryset: QuerySet[TransactionTemplate]) -> None:
         count = 0

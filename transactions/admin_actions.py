@@ -26,7 +26,7 @@ from django.utils.html import format_html
 from ledgerproject import actors
 from ledgerproject.amounts import format_amount, parse_amount
 from ledgerproject.errors import LedgerError
-from organizations.admin import admin_link, admin_url, reason_field
+from organizations.admin import ReasonToAct, admin_link, admin_url, reason_field
 from transactions import approvals, states
 from transactions.admin_views import preview_rows
 from transactions.models import Approval, Transaction
@@ -50,7 +50,7 @@ WHAT = {
 MAX_SELECTED = 100
 
 
-class ActionForm(forms.Form):
+class ActionForm(ReasonToAct, forms.Form):
     """The reason (needed to confirm, not to preview) and, for one commit, the amount."""
 
     reason = reason_field("Why, needed to confirm (not to preview).", required=False)
@@ -70,15 +70,9 @@ class ActionForm(forms.Form):
         **kwargs: Any,
     ):
         super().__init__(*args, **kwargs)
-        self.tx, self.confirming = tx, confirming
+        self.tx, self.acting = tx, confirming
         if verb != "commit" or tx is None:
             del self.fields["amount"]
-
-    def clean_reason(self) -> str:
-        reason = self.cleaned_data.get("reason") or ""
-        if self.confirming and not reason:
-            raise forms.ValidationError("This field is required: say why.")
-        return reason
 
     def clean_amount(self) -> Amount | None:
         text = self.cleaned_data.get("amount") or ""
@@ -100,11 +94,13 @@ def _preview(verb: str, tx: Transaction, amount: Amount | None) -> dict[str, Any
     return {"tx": tx, "rows": preview_rows(shown), "amount": amount_text}
 
 
-def _act(request: HttpRequest, verb: str, tx: Transaction, amount: Amount | None) -> bool:
+def _act(
+    request: HttpRequest, verb: str, tx: Transaction, amount: Amount | None, reason: str
+) -> bool:
     """Run ``verb`` on ``tx`` as the API does, or propose it when a rule of the ledger says it
     needs a second person (``transactions.approvals``); a message says what happened."""
     if verb == "revert" and approvals.revert_needs_approval(tx.ledger, tx):
-        return _propose_revert(request, tx)
+        return _propose_revert(request, tx, reason)
     arguments = {"amount": amount} if amount is not None else {}
     try:
         result = states.ACTIONS[verb](ledger=tx.ledger, transaction_id=tx.pk, **arguments)
@@ -122,16 +118,29 @@ def _act(request: HttpRequest, verb: str, tx: Transaction, amount: Amount | None
     return True
 
 
-def _propose_revert(request: HttpRequest, tx: Transaction) -> bool:
+def _propose_revert(request: HttpRequest, tx: Transaction, reason: str) -> bool:
+    """Propose the revert for approval, unless it is proposed already."""
+    waiting = approvals.pending_revert(tx)
+    if waiting is not None:
+        link = admin_link(Approval, waiting.pk, "waits for approval")
+        messages.error(request, format_html("{}: its revert {} already.", str(tx.pk), link))
+        return False
     amount = format_amount(tx.amount, tx.scale, tx.asset_code)
     summary = f"revert {tx.type} {tx.pk} ({amount}): every leg mirrored"
-    reason = actors.current().reason or ""
     approval = approvals.propose_revert(tx.ledger, tx, summary=summary, reason=reason)
     link = admin_link(Approval, approval.pk, "proposed for approval")
     messages.warning(
         request, format_html("{}: this revert needs a second person: {}.", str(tx.pk), link)
     )
     return True
+
+
+def _proposed_note(verb: str, selected: list[Transaction]) -> int:
+    """How many of the selected a rule of their ledger sends for approval: confirming
+    proposes those instead of doing them."""
+    if verb != "revert":
+        return 0
+    return sum(approvals.revert_needs_approval(tx.ledger, tx) for tx in selected)
 
 
 def confirm(request: HttpRequest, object_id: str, verb: str, *, model_admin: Any) -> HttpResponse:
@@ -151,9 +160,10 @@ def confirm(request: HttpRequest, object_id: str, verb: str, *, model_admin: Any
     # amount itself is not one.
     amount_ok = "amount" not in form.errors
     amount = form.cleaned_data.get("amount") if posted is not None and amount_ok else None
-    if valid and form.confirming:
-        with actors.reason(form.cleaned_data["reason"]):
-            if _act(request, verb, tx, amount):
+    if valid and form.acting:
+        reason = form.cleaned_data["reason"]
+        with actors.reason(reason):
+            if _act(request, verb, tx, amount, reason):
                 return HttpResponseRedirect(page)
     context = {
         **model_admin.admin_site.each_context(request),
@@ -164,6 +174,7 @@ def confirm(request: HttpRequest, object_id: str, verb: str, *, model_admin: Any
         "what": WHAT[verb],
         "form": form,
         "previews": [_preview(verb, tx, amount)] if amount_ok else [],
+        "proposed": _proposed_note(verb, [tx]),
         "back": page,
     }
     return TemplateResponse(request, "admin/transactions/transaction/confirm_action.html", context)
@@ -183,9 +194,10 @@ def confirm_selected(
     confirming = "_confirm" in request.POST
     form = ActionForm(request.POST if confirming else None, verb=verb, confirming=confirming)
     if form.is_valid():
-        with actors.reason(form.cleaned_data["reason"]):
+        reason = form.cleaned_data["reason"]
+        with actors.reason(reason):
             for tx in selected:
-                _act(request, verb, tx, None)
+                _act(request, verb, tx, None, reason)
         return None
     context = {
         **model_admin.admin_site.each_context(request),
@@ -196,6 +208,7 @@ def confirm_selected(
         "what": WHAT[verb],
         "form": form,
         "previews": [_preview(verb, tx, None) for tx in selected],
+        "proposed": _proposed_note(verb, selected),
         "action": f"{verb}_transactions",
         "selected_name": helpers.ACTION_CHECKBOX_NAME,
         "back": admin_url(Transaction),

@@ -10,7 +10,8 @@ from typing import Any
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
-from django.db.models import Case, IntegerField, Value, When
+from django.db import transaction
+from django.db.models import Case, IntegerField, QuerySet, Value, When
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path
@@ -22,6 +23,7 @@ from ledgerproject.admin_base import LedgerModelAdmin
 from ledgerproject.errors import LedgerError
 from organizations.admin import ReasonForm, admin_link, admin_url, scope_filter
 from organizations.models import Ledger
+from outbox import events
 from transactions import approvals
 from transactions.admin_records import ReadOnlyAdmin
 from transactions.models import Approval, ApprovalRule, Transaction
@@ -42,9 +44,23 @@ class ApprovalRuleAdmin(LedgerModelAdmin):
         return ("ledger",) if obj else ()
 
     def save_model(self, request: HttpRequest, obj: ApprovalRule, form: Any, change: bool) -> None:
+        """Saved with its event (``approval_rule.created`` or ``.updated``): who loosened or
+        tightened a ledger's rules, and when, is in the audit trail."""
         if not change:
             obj.organization_id = obj.ledger.organization_id
-        super().save_model(request, obj, form, change)
+        with transaction.atomic():
+            super().save_model(request, obj, form, change)
+            events.record(obj, "updated" if change else "created")
+
+    def delete_model(self, request: HttpRequest, obj: ApprovalRule) -> None:
+        with transaction.atomic():
+            events.record(obj, "deleted")
+            super().delete_model(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[ApprovalRule]) -> None:
+        with transaction.atomic():
+            for rule in queryset:
+                self.delete_model(request, rule)
 
 
 @admin.register(Approval)
@@ -85,7 +101,9 @@ class ApprovalAdmin(ReadOnlyAdmin):
     def change_view(
         self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: Any = None
     ) -> Any:
-        extra = {"may_decide": self.may_decide(request), **(extra_context or {})}
+        approval = self.get_object(request, unquote(object_id))
+        mine = approval is not None and approval.maker_id == actors.current().actor.id
+        extra = {"may_decide": self.may_decide(request) and not mine, **(extra_context or {})}
         return super().change_view(request, object_id, form_url, extra_context=extra)
 
     def get_urls(self) -> list[Any]:

@@ -30,7 +30,7 @@ from ledgerproject import actors
 from ledgerproject.amounts import format_amount, format_balance, parse_amount
 from ledgerproject.errors import ErrorCode, LedgerError
 from ledgerproject.metadata import validate_metadata
-from organizations.admin import admin_url, reason_field
+from organizations.admin import ReasonToAct, admin_url, reason_field
 from organizations.models import Account, Balance, Ledger
 from templates_dsl import ast
 from templates_dsl.compile import compile_template
@@ -236,7 +236,7 @@ class AmountField(forms.CharField):
             raise forms.ValidationError(str(exc)) from exc
 
 
-class PostingForm(forms.Form):
+class PostingForm(ReasonToAct, forms.Form):
     """The variables of one template, then the optional overrides the API also takes."""
 
     def __init__(
@@ -248,7 +248,7 @@ class PostingForm(forms.Form):
         **kw: Any,
     ) -> None:
         super().__init__(*args, **kw)
-        self.template, self.posting = template, posting
+        self.template, self.acting = template, posting
         for name in template.amount_variables():
             asset, scale = template.unit_of(name)
             self.fields[f"var_{name}"] = AmountField(label=f"${name}", asset=asset, scale=scale)
@@ -301,12 +301,6 @@ class PostingForm(forms.Form):
             "Why, needed to post (not to preview).", required=False
         )
         self.aliases = aliases
-
-    def clean_reason(self) -> str:
-        reason = self.cleaned_data.get("reason") or ""
-        if self.posting and not reason:
-            raise forms.ValidationError("This field is required to post: say why.")
-        return reason
 
     def clean_metadata(self) -> dict[str, str]:
         metadata = {}
@@ -413,7 +407,7 @@ def ledger_post(request: HttpRequest, object_id: str, *, model_admin: Any) -> Ht
             if dry_run:
                 tx = engine.post(ledger, request_, dry_run=True).transaction
             else:
-                proposed = approvals.posting_needs_approval(ledger, request_)
+                proposed = approvals.preview_if_approval_needed(ledger, request_)
                 if proposed is not None and scheduled_for is not None:
                     raise LedgerError(
                         ErrorCode.ACTION_NOT_PERMITTED,

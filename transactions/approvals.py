@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import hashlib
 import uuid
 from typing import Any
 
@@ -31,12 +32,13 @@ from ledgerproject.formats import parse_timestamp, render_timestamp
 from organizations import contents, services
 from organizations.models import Account, Ledger
 from outbox import events, renderers
+from templates_dsl.selectors import templates_active
 from transactions import engine, states
 from transactions.models import Approval, ApprovalRule, Transaction
 from transactions.money import rescale
 from transactions.prepare import PostingRequest
 
-PROPOSED, APPROVED, REJECTED, FAILED = events.APPROVAL_TYPES
+PROPOSED, APPROVED, REJECTED, FAILED = events.APPROVAL_STEPS
 
 
 def rule_for(ledger: Ledger, action: str, asset_code: str, amount: int, scale: int) -> Any:
@@ -54,17 +56,22 @@ def rule_for(ledger: Ledger, action: str, asset_code: str, amount: int, scale: i
     return None
 
 
-def posting_needs_approval(ledger: Ledger, request: PostingRequest) -> Transaction | None:
+def preview_if_approval_needed(ledger: Ledger, request: PostingRequest) -> Transaction | None:
     """The posting ``request`` would make (a dry run), when a rule of ``ledger`` says it needs
-    approval; None when it may be posted at once. A refusal of the dry run is raised."""
+    approval; None when it may be posted at once. A refusal of the dry run is raised. A
+    conversion is held by a rule of either asset: what it sends, or what it delivers."""
     if not ApprovalRule.objects.filter(
         organization_id=ledger.organization_id, ledger_id=ledger.pk, action=ApprovalRule.POST
     ).exists():
         return None
     tx = engine.post(ledger, request, dry_run=True).transaction
     assert tx is not None
-    rule = rule_for(ledger, ApprovalRule.POST, tx.asset_code, tx.amount, tx.scale)
-    return tx if rule is not None else None
+    sides = [(tx.asset_code, tx.amount, tx.scale)]
+    if tx.conversion:
+        delivered = tx.conversion["delivered"]
+        sides.append((delivered["assetCode"], delivered["amount"], delivered["scale"]))
+    needed = any(rule_for(ledger, ApprovalRule.POST, *side) is not None for side in sides)
+    return tx if needed else None
 
 
 def revert_needs_approval(ledger: Ledger, tx: Transaction) -> bool:
@@ -131,6 +138,17 @@ def _change(approval: Approval) -> Any:
     return services.ledger_update(ledger=ledger, data=data, may_reopen=True)
 
 
+def pending_revert(tx: Transaction) -> Approval | None:
+    """The revert of ``tx`` proposed and not yet decided, if there is one."""
+    return Approval.objects.filter(
+        organization_id=tx.organization_id,
+        ledger_id=tx.ledger_id,
+        action=ApprovalRule.REVERT,
+        status=Approval.PENDING,
+        request__transaction_id=str(tx.pk),
+    ).first()
+
+
 def _posting_json(request: PostingRequest) -> dict[str, Any]:
     """What the back office's posting page asks for, as the proposal keeps it."""
     moments = {"effective_at": request.effective_at, "commit_at": request.commit_at}
@@ -163,7 +181,26 @@ def _posting_of(kept: dict[str, Any]) -> PostingRequest:
 def propose_posting(
     ledger: Ledger, request: PostingRequest, *, summary: str, reason: str
 ) -> Approval:
-    return _propose(ledger, ApprovalRule.POST, _posting_json(request), summary, reason)
+    kept = {**_posting_json(request), "template": _template_digest(ledger, request.template_code)}
+    return _propose(ledger, ApprovalRule.POST, kept, summary, reason)
+
+
+def _template_digest(ledger: Ledger, code: str) -> str:
+    """The digest of the text of the ledger's active template ``code`` (none: empty)."""
+    text = templates_active(ledger).filter(code=code).values_list("text", flat=True).first()
+    return "" if text is None else hashlib.sha256(text.encode()).hexdigest()
+
+
+def _same_template(approval: Approval) -> None:
+    """Inside the approved posting's database transaction: the template is still the one the
+    summary was made from, or the posting is refused (and rolled back)."""
+    code = approval.request["template_code"]
+    if _template_digest(approval.ledger, code) != approval.request.get("template"):
+        raise LedgerError(
+            ErrorCode.ACTION_NOT_PERMITTED,
+            f"The template {code} changed since this posting was proposed: it would not post "
+            "what was approved. Propose it again.",
+        )
 
 
 def propose_revert(ledger: Ledger, tx: Transaction, *, summary: str, reason: str) -> Approval:
@@ -248,6 +285,8 @@ def _made(outcomes: list[Any]) -> Transaction:
 
 
 def _within(approval: Approval, reason: str, made: Transaction) -> None:
+    if approval.action == ApprovalRule.POST:
+        _same_template(approval)
     if _decide(approval, Approval.DONE, reason, transaction_id=made.pk) is None:
         raise _Decided
 
@@ -299,4 +338,15 @@ def _check_may_decide(approval: Approval) -> None:
         )
 
 
+def rule_data(rule: ApprovalRule) -> dict[str, Any]:
+    """A rule as its events carry it."""
+    return {
+        "id": str(rule.pk),
+        "action": rule.action,
+        "assetCode": rule.asset_code or None,
+        "above": None if rule.above is None else {"amount": rule.above, "scale": rule.above_scale},
+    }
+
+
 renderers.register(Approval, "approval", approval_data, plain=True)
+renderers.register(ApprovalRule, "approval_rule", rule_data, plain=True)

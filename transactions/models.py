@@ -422,6 +422,10 @@ class Approval(TenantRow, TimestampedModel):
                 condition=Q(status__in=["PENDING", "DONE", "REJECTED", "FAILED"]),
                 name="approval_status_known",
             ),
+            models.CheckConstraint(
+                condition=Q(action__in=["post", "revert", "limit", "reopen"]),
+                name="approval_action_known",
+            ),
             # A decision is another person's than the proposal's.
             models.CheckConstraint(
                 condition=Q(checker_id__isnull=True) | ~Q(checker_id=F("maker_id")),

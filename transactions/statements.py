@@ -3,10 +3,13 @@ and its CSV): the opening balance (effective before the first day began), each o
 effective in the period, in effective order, with the balance just after it, and the closing
 balance (effective at the end of the last day).
 
-Everything is read as the ledger knew it at one moment (``as_of``, now): an operation written
-later, even one backdated into the period, is in neither the lines nor the balances, so the
-opening plus the lines is the closing whenever the lines are read. Amounts are at the
-account's scale now, which no operation's exceeds (a balance's scale only grows)."""
+Everything is read as the ledger knew it at one moment: the balances in one snapshot of the
+database, and the lines, read later (a CSV streams them), bounded by the account's last
+operation in that snapshot (``version``). An account's operations are numbered in the order
+their postings committed (each holds the balance's lock until it commits), so an operation
+written later, even one backdated into the period, is in neither the lines nor the balances,
+and the closing balance is the opening plus the lines, whenever the lines are read. Amounts
+are at the account's scale, which no operation's exceeds (a balance's scale only grows)."""
 
 from __future__ import annotations
 
@@ -15,15 +18,16 @@ import zoneinfo
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from django.db.models import Max, QuerySet
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from ledgerproject.db import grouped_sums
+from ledgerproject.db import grouped_sums, one_snapshot
 from organizations import periods
 from organizations.models import Account, Balance
 from transactions.models import Operation
 from transactions.money import change_of, rescale
-from transactions.selectors import balance_at, statement_of
+from transactions.selectors import balance_at, statement_of, sum_of_changes
 
 # The longest period a statement covers.
 MAX_DAYS = 366
@@ -35,6 +39,7 @@ class Statement:
     first_day: dt.date
     last_day: dt.date
     as_of: dt.datetime
+    version: int
     scale: int
     opening: dict[str, int]
     closing: dict[str, int]
@@ -49,9 +54,7 @@ class Statement:
 
     def operations(self) -> Iterator[Operation]:
         return (
-            statement_of(self.account)
-            .filter(effective_at__gte=self.start, effective_at__lte=self.end)
-            .filter(created_at__lte=self.as_of)
+            _in_period(self.account, self.start, self.end, self.version)
             .select_related("transaction")
             .order_by("effective_at", "id")
             .iterator(chunk_size=500)
@@ -61,11 +64,8 @@ class Statement:
         """The balance effective at the end of each day of the period, from one query that
         sums the period's operations per day (any number of them)."""
         zone = zoneinfo.ZoneInfo(self.account.ledger.time_zone)
-        operations = (
-            statement_of(self.account)
-            .filter(effective_at__gte=self.start, effective_at__lte=self.end)
-            .filter(created_at__lte=self.as_of)
-            .annotate(day=TruncDate("effective_at", tzinfo=zone))
+        operations = _in_period(self.account, self.start, self.end, self.version).annotate(
+            day=TruncDate("effective_at", tzinfo=zone)
         )
         changes: dict[dt.date, tuple[int, int]] = {}
         sums = grouped_sums(operations, ("day", "type", "effect", "scale"), ("amount",))
@@ -91,26 +91,40 @@ class Statement:
             yield op, {"available": available, "onHold": on_hold, "scale": self.scale}
 
 
+def _in_period(
+    account: Account, start: dt.datetime, end: dt.datetime, version: int
+) -> QuerySet[Operation]:
+    """The account's operations effective from ``start`` to ``end``, up to ``version``."""
+    return statement_of(account).filter(
+        effective_at__gte=start, effective_at__lte=end, balance_version__lte=version
+    )
+
+
 def statement_for(account: Account, first_day: dt.date, last_day: dt.date) -> Statement:
     """The statement of ``account`` from ``first_day`` to ``last_day`` (its ledger's days,
     both included; at most ``MAX_DAYS``)."""
     if last_day < first_day or (last_day - first_day).days >= MAX_DAYS:
         raise ValueError(f"a statement covers 1 to {MAX_DAYS} days, the first before the last")
-    as_of = timezone.now()
     time_zone = account.ledger.time_zone
-    before = periods.day_start(first_day, time_zone) - dt.timedelta(microseconds=1)
-    opening = balance_at(account, at=before, as_of=as_of)
-    closing = balance_at(account, at=periods.day_end(last_day, time_zone), as_of=as_of)
-    now = Balance.objects.filter(organization_id=account.organization_id, account_id=account.pk)
-    scale = max([opening["scale"], closing["scale"], *now.values_list("scale", flat=True)])
-
-    def at_scale(balance: dict[str, int]) -> dict[str, int]:
-        return {
-            "available": rescale(balance["available"], balance["scale"], scale),
-            "onHold": rescale(balance["onHold"], balance["scale"], scale),
-            "scale": scale,
-        }
-
-    return Statement(
-        account, first_day, last_day, as_of, scale, at_scale(opening), at_scale(closing)
-    )
+    start, end = periods.day_start(first_day, time_zone), periods.day_end(last_day, time_zone)
+    with one_snapshot():
+        version = statement_of(account).aggregate(last=Max("balance_version"))["last"] or 0
+        # Taken once the snapshot is: whatever it holds was written before.
+        as_of = timezone.now()
+        opening = balance_at(account, at=start - dt.timedelta(microseconds=1), as_of=as_of)
+        now = Balance.objects.filter(
+            organization_id=account.organization_id, account_id=account.pk
+        ).values_list("scale", flat=True)
+        scale = max([opening["scale"], *now])
+        available, on_hold = sum_of_changes(_in_period(account, start, end, version), scale)
+    opening = {
+        "available": rescale(opening["available"], opening["scale"], scale),
+        "onHold": rescale(opening["onHold"], opening["scale"], scale),
+        "scale": scale,
+    }
+    closing = {
+        "available": opening["available"] + available,
+        "onHold": opening["onHold"] + on_hold,
+        "scale": scale,
+    }
+    return Statement(account, first_day, last_day, as_of, version, scale, opening, closing)

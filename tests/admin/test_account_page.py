@@ -14,6 +14,7 @@ from django.utils import timezone
 from organizations.models import Account
 from outbox.models import Event
 from tests.admin.helpers import staff_client
+from transactions.statements import statement_for
 
 
 def _page(client, account: Account, **query):
@@ -130,3 +131,17 @@ def test_freeze_and_unfreeze_say_what_they_do_and_need_a_reason(admin_client, bo
     viewer = staff_client("organizations.view_account")
     assert viewer.get(url).status_code == 403
     assert viewer.post(url, {"reason": "x"}).status_code == 403
+
+
+def test_the_statement_is_what_the_books_held_when_it_was_asked_for(book):
+    """Lines read later (a CSV streams them) add up to the closing read with the opening: a
+    posting written meanwhile, even into the period, is in neither."""
+    book.fund("@alice", 10_000)
+    alice = Account.objects.get(alias="@alice")
+    today = timezone.now().date()
+    statement = statement_for(alice, today, today)
+    book.pay(2_500, 100)  # after the statement was asked for
+    lines = list(statement.lines())
+    assert [running["available"] for _, running in lines] == [10_000]
+    assert lines[-1][1] == statement.closing == {"available": 10_000, "onHold": 0, "scale": 2}
+    assert [balance for _, balance in statement.daily()][-1] == statement.closing

@@ -14,6 +14,7 @@ from django.utils import timezone
 from ledgerproject import actors
 from organizations.models import Account, Ledger
 from outbox.models import Event
+from templates_dsl.models import TransactionTemplate
 from tests.admin.helpers import change_form, ledger_of, messages_of, save_confirmed
 from tests.admin.test_roles import client_of
 from transactions import approvals
@@ -76,6 +77,8 @@ def test_the_maker_cannot_approve_even_with_the_permission(admin_client, book):
     _rule(book, "post")
     _post(admin_client, book, "1.00")
     approval = Approval.objects.get()
+    page = admin_client.get(f"/admin/transactions/approval/{approval.pk}/change/")
+    assert 'id="approve"' not in page.content.decode()  # not offered to its maker
     refused = _decide(admin_client, approval, "approve")
     assert "0008: Who proposed a change cannot also decide it." in refused.content.decode()
     assert Approval.objects.get().status == "PENDING"
@@ -133,9 +136,12 @@ def test_a_revert_under_the_rule_is_proposed_and_done_on_approval(book):
     _rule(book, "revert")
     maker = client_of("accountant")
     act = f"/admin/transactions/transaction/{sent['id']}/act/revert/"
+    assert 'id="proposed"' in maker.get(act).content.decode()  # said before confirming
     response = maker.post(act, {"_confirm": "1", "reason": "Duplicate"}, follow=True)
     assert any("needs a second person" in m for m in messages_of(response))
     assert not Transaction.objects.filter(parent_id=sent["id"]).exists()
+    again = maker.post(act, {"_confirm": "1", "reason": "Duplicate"}, follow=True)
+    assert any("waits for approval" in m for m in messages_of(again))  # one proposal
     approval = Approval.objects.get()
     assert approval.action == "revert" and approval.request == {"transaction_id": sent["id"]}
     _decide(client_of("approver"), approval, "approve")
@@ -207,3 +213,35 @@ def test_a_reopening_rule_names_no_asset_nor_amount(admin_client, book):
     )
     assert "names neither an asset nor an amount" in response.content.decode()
     assert not ApprovalRule.objects.exists()
+
+
+def test_an_approval_refuses_a_posting_whose_template_changed_since(book):
+    book.fund("@alice", 100_000)
+    _rule(book, "post")
+    _post(client_of("accountant"), book, "10.00")
+    # meanwhile someone edits the template: what was approved is not what would post
+    changed = TransactionTemplate.objects.get(code="PAYMENT_WITH_FEE")
+    TransactionTemplate.objects.filter(pk=changed.pk).update(text=changed.text + "\n")
+    failed = _decide(client_of("approver"), Approval.objects.get(), "approve")
+    assert any("template PAYMENT_WITH_FEE changed" in m for m in messages_of(failed))
+    assert Approval.objects.get().status == "FAILED"
+    assert not Transaction.objects.filter(type="PAYMENT_WITH_FEE").exists()
+
+
+def test_who_changed_a_ledger_s_rules_is_in_the_audit_trail(admin_client, book):
+    ledger = ledger_of(book)
+    added = admin_client.post(
+        "/admin/transactions/approvalrule/add/",
+        {"ledger": ledger.pk, "action": "post", "asset_code": "BRL", "above": "5000",
+         "above_scale": "2"},
+    )  # fmt: skip
+    assert added.status_code == 302
+    rule = ApprovalRule.objects.get()
+    deleted = admin_client.post(
+        f"/admin/transactions/approvalrule/{rule.pk}/delete/", {"post": "yes"}
+    )
+    assert deleted.status_code == 302 and not ApprovalRule.objects.exists()
+    trail = list(Event.objects.filter(type__startswith="approval_rule.").order_by("seq"))
+    assert [e.type for e in trail] == ["approval_rule.created", "approval_rule.deleted"]
+    assert trail[0].data["above"] == {"amount": 5000, "scale": 2}
+    assert {(e.actor_kind, e.ledger_id) for e in trail} == {("staff", ledger.pk)}

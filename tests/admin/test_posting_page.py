@@ -175,7 +175,7 @@ def test_scheduling_refusals_appear_on_their_fields(admin_client, url):
 def test_a_posting_needs_a_reason_which_its_events_keep(admin_client, book, url):
     refused = admin_client.post(url, {**PAYMENT, "_post": "1", "reason": "  "})
     assert (
-        refused.status_code == 200 and "This field is required to post" in refused.content.decode()
+        refused.status_code == 200 and "This field is required: say why" in refused.content.decode()
     )
     assert not Transaction.objects.filter(type="PAYMENT_WITH_FEE").exists()
     previewed = admin_client.post(url, {**PAYMENT, "_preview": "1"})  # a dry run needs none

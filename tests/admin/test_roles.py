@@ -15,6 +15,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from ledgerproject.roles import ROLES, permissions_of, setup_roles
+from organizations.models import Account, Ledger
 from tests.admin.helpers import ledger_of
 
 INTERNAL = (
@@ -122,3 +123,23 @@ def test_a_role_naming_an_unknown_permission_is_refused(db):
     role = ROLES[0].__class__("typo", "", ("transactions.view_transactoin",))
     with pytest.raises(LookupError, match="view_transactoin"):
         permissions_of(role)
+
+
+def test_deactivating_needs_the_delete_permission_not_the_change_one(book):
+    """A support agent changes accounts and an accountant ledgers; neither removes one."""
+    ledger = ledger_of(book)
+    bob = book.accounts["@bob"]
+    for role, page, pk in (
+        ("support", "/admin/organizations/account/", bob["id"]),
+        ("accountant", "/admin/organizations/ledger/", str(ledger.pk)),
+    ):
+        client = client_of(role)
+        assert "deactivate" not in client.get(page).content.decode()
+        client.post(page, {"action": "deactivate", "_selected_action": [pk]})
+    assert Account.objects.get(pk=bob["id"]).deleted_at is None
+    assert Ledger.objects.get(pk=ledger.pk).deleted_at is None
+    admin = client_of("administrator")
+    admin.post(
+        "/admin/organizations/account/", {"action": "deactivate", "_selected_action": [bob["id"]]}
+    )
+    assert Account.objects.get(pk=bob["id"]).deleted_at is not None

@@ -5,6 +5,7 @@ staff's retry."""
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 
 import pytest
 from django.db import transaction
@@ -124,8 +125,13 @@ def test_staff_send_a_signed_test_event_and_see_the_answer(organization, unused_
     shown = messages_of(response)
     assert any(receiver.url in m and "answered 200" in m for m in shown), shown
     (request,) = receiver.requests
-    assert request["event"]["type"] == "webhook.test"
-    assert request["event"]["data"] == {"subscriptionId": str(good.pk)}
+    event = request["event"]
+    assert event["type"] == "webhook.test" and event["data"] == {"subscriptionId": str(good.pk)}
+    # shaped as every event is, with a delivery id as every delivery has
+    assert set(event) == {"id", "type", "organizationId", "ledgerId", "resourceId", "createdAt",
+                          "actor", "requestId", "clientAddress", "reason", "data"}  # fmt: skip
+    assert event["actor"]["kind"] == "staff" and event["resourceId"] == str(good.pk)
+    assert uuid.UUID(request["headers"]["Ledger-Delivery-Id"])
     assert verify(good.secret, request["headers"]["Ledger-Signature"], request["body"])
     # nothing stored: no event, no delivery, the subscription's health untouched
     assert not Event.objects.filter(type="webhook.test").exists()

@@ -94,6 +94,7 @@ VIOLATIONS: dict[str, tuple[type[models.Model], dict[str, Any], dict[str, Any]]]
     "scheduled_failed_says_why": (ScheduledPosting, {"status": "FAILED"}, {"status": "SCHEDULED"}),
     "approval_rule_action_known": (ApprovalRule, {"action": "freeze"}, {"action": "revert"}),
     "approval_status_known": (Approval, {"status": "OPEN"}, {"status": "REJECTED"}),
+    "approval_action_known": (Approval, {"action": "freeze"}, {"action": "revert"}),
     "approval_checker_not_maker": (Approval, {"checker_id": "7"}, {"checker_id": "8"}),
 }
 

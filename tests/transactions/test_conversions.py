@@ -22,7 +22,7 @@ from tests.conftest import assert_error
 from tests.transactions.test_effective_dates import _next_whole_second
 from transactions import scheduling
 from transactions.integrity import ledger_check
-from transactions.models import Operation, ScheduledPosting, Transaction
+from transactions.models import Approval, ApprovalRule, Operation, ScheduledPosting, Transaction
 
 pytestmark = pytest.mark.django_db
 
@@ -654,3 +654,18 @@ def test_a_deleted_rate_still_converts_before_its_delete(fx):
     before = fx.exchange(100, effectiveAt=render_timestamp(then))
     assert before.status_code == 201, before.content
     assert before.json()["conversion"]["rate"]["id"] == rate["id"]
+
+
+def test_a_back_office_rule_on_the_delivered_asset_holds_a_conversion(admin_client, fx):
+    """A rule on USD holds a posting that sends BRL and delivers USD above its amount."""
+    fx.rate("BRL", "USD", 2, 1)
+    fx.book.post_template(EXCHANGE_FEE)
+    ledger = ledger_of(fx.book)
+    rule = {"action": "post", "asset_code": "USD", "above": 10_000, "above_scale": 3}
+    ApprovalRule.objects.create(organization_id=ledger.organization_id, ledger=ledger, **rule)
+    url = f"/admin/organizations/ledger/{ledger.pk}/post/"
+    fields = {"template": "EXCHANGE_FEE", "var_amount": "100.00", "var_fee": "1.5",
+              "var_source": "@alice", "var_destination": "@usd"}  # fmt: skip
+    posted = admin_client.post(url, {**fields, "_post": "1", "reason": "Desk request"})
+    assert posted.status_code == 302 and "/approval/" in posted["Location"]
+    assert Approval.objects.get().status == "PENDING" and fx.available("@usd") == 0

@@ -43,7 +43,7 @@ class Migration(migrations.Migration):
                 'permissions': [('decide_approval', 'Can approve or reject what another proposed')],
                 'abstract': False,
                 'indexes': [models.Index(fields=['organization', 'ledger', 'status'], name='approval_status_idx')],
-                'constraints': [models.CheckConstraint(condition=models.Q(('status__in', ['PENDING', 'DONE', 'REJECTED', 'FAILED'])), name='approval_status_known'), models.CheckConstraint(condition=models.Q(('checker_id__isnull', True), models.Q(('checker_id', models.F('maker_id')), _negated=True), _connector='OR'), name='approval_checker_not_maker')],
+                'constraints': [models.CheckConstraint(condition=models.Q(('status__in', ['PENDING', 'DONE', 'REJECTED', 'FAILED'])), name='approval_status_known'), models.CheckConstraint(condition=models.Q(('action__in', ['post', 'revert', 'limit', 'reopen'])), name='approval_action_known'), models.CheckConstraint(condition=models.Q(('checker_id__isnull', True), models.Q(('checker_id', models.F('maker_id')), _negated=True), _connector='OR'), name='approval_checker_not_maker')],
             },
             bases=(ledgerproject.tenancy.TenantRow, models.Model),
         ),
