@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin
 
 from instruments import services
@@ -21,8 +22,15 @@ from organizations.admin import (
 from organizations.models import Ledger
 
 
+class InstrumentForm(forms.ModelForm):
+    """The type chosen from the documented list (the service refuses any other, 0040)."""
+
+    type = forms.ChoiceField(choices=[(t, t) for t in Instrument.TYPES])
+
+
 @admin.register(Instrument)
 class InstrumentAdmin(ResourceAdmin):
+    form = InstrumentForm
     list_display = ("code", "name", "type", "ledger", "organization", "status_code", "created_at")
     list_filter = (scope_filter("ledger", Ledger), DeletedFilter, "type", "status_code")
     search_fields = ("code", "name", "=id")

@@ -8,6 +8,7 @@ action. So does each list's title, in the back office's words (``list_title``)."
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import parse_qsl
 
 from django.apps import apps
 from django.contrib import admin, messages
@@ -27,6 +28,16 @@ class LedgerModelAdmin(admin.ModelAdmin):
         """Deactivating (a soft delete, the only delete the back office has) needs the model's
         *delete* permission: changing a row is not removing it."""
         return request.user.has_perm(f"{self.opts.app_label}.delete_{self.opts.model_name}")
+
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
+        """An add form opened from a list narrowed to a parent (``?ledger=<id>``) starts with
+        that parent chosen."""
+        initial = super().get_changeform_initial_data(request)
+        kept = dict(parse_qsl(request.GET.get("_changelist_filters", "")))
+        for name in self.get_fields(request):
+            if name in kept and name not in initial:
+                initial[name] = kept[name]
+        return initial
 
     def title_of_list(self) -> str:
         return self.list_title or capfirst(str(self.opts.verbose_name_plural))

@@ -10,7 +10,6 @@ import re
 import uuid
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import parse_qsl
 
 from django import forms
 from django.contrib import admin, messages
@@ -159,15 +158,6 @@ class ResourceAdmin(LedgerModelAdmin):
                 explain=self.explain_change,
             )
         return service_form(base, self.create_one, create=True, required=self.add_required)
-
-    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
-        """An add form opened from a narrowed list (``?ledger=<id>``) starts with that parent."""
-        initial = super().get_changeform_initial_data(request)
-        kept = dict(parse_qsl(request.GET.get("_changelist_filters", "")))
-        for name in self.add_fields:
-            if name in kept and name not in initial:
-                initial[name] = kept[name]
-        return initial
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         """Nothing: the service wrote the object (or the change) when the form validated."""

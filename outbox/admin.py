@@ -7,9 +7,11 @@ attempts (status, answer, error, duration); staff retry failed ones with an acti
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django import forms
+from django.apps import apps
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -60,12 +62,52 @@ class EventAdmin(CsvExportMixin, LedgerModelAdmin):
         return False
 
 
+# The most organizations (and ledgers) the subscription form offers to choose from.
+MAX_CHOICES = 500
+
+
 class SubscriptionForm(forms.ModelForm):
+    """A new subscription's organization and ledger are chosen from lists (the models are
+    found by label: the event outbox comes before the apps that own them)."""
+
     event_types = forms.MultipleChoiceField(choices=[(t, t) for t in ("*", *CATALOGUE)])
 
     class Meta:
         model = WebhookSubscription
         fields = ("organization_id", "ledger_id", "url", "event_types", "status", "description")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.ledger_owners: dict[Any, Any] = {}
+        if "organization_id" not in self.fields:  # a change: where it points stays
+            return
+        organizations = apps.get_model("organizations", "Organization").objects.filter(
+            deleted_at__isnull=True
+        )
+        ledgers = apps.get_model("organizations", "Ledger").objects.filter(deleted_at__isnull=True)
+        self.fields["organization_id"] = forms.TypedChoiceField(
+            label="Organization",
+            coerce=uuid.UUID,
+            choices=[
+                (str(o.pk), o.legal_name)
+                for o in organizations.order_by("legal_name", "id")[:MAX_CHOICES]
+            ],
+        )
+        self.fields["ledger_id"] = forms.TypedChoiceField(
+            label="Ledger",
+            coerce=uuid.UUID,
+            required=False,
+            empty_value=None,
+            help_text="Empty: the events of the whole organization.",
+            choices=[("", "(every ledger of the organization)")]
+            + [
+                (str(ledger.pk), f"{ledger.organization.legal_name} / {ledger.name}")
+                for ledger in ledgers.select_related("organization").order_by(
+                    "organization__legal_name", "name", "id"
+                )[:MAX_CHOICES]
+            ],
+        )
+        self.ledger_owners = dict(ledgers.values_list("pk", "organization_id")[:MAX_CHOICES])
 
     def clean_url(self) -> str:
         """The API's rules, with its codes: the URL's form, then where it leads."""
@@ -76,6 +118,9 @@ class SubscriptionForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
+        ledger = data.get("ledger_id")
+        if ledger is not None and self.ledger_owners.get(ledger) != data.get("organization_id"):
+            raise forms.ValidationError("The ledger is not one of the organization's.")
         if self.instance.created_at is None and data.get("organization_id"):  # a new one
             try:
                 webhooks.check_room(data["organization_id"])

@@ -98,10 +98,12 @@ def test_the_add_form_refuses_what_the_api_refuses(admin_client, book, change, m
 
 def test_an_add_form_from_a_narrowed_list_starts_with_its_ledger(admin_client, book):
     ledger = ledger_of(book)
-    response = admin_client.get(
-        "/admin/organizations/account/add/", {"_changelist_filters": f"ledger={ledger.pk}"}
-    )
-    assert f'value="{ledger.pk}"' in response.content.decode()
+    for page in ("organizations/account", "templates_dsl/transactiontemplate",
+                 "instruments/rate", "transactions/approvalrule"):  # fmt: skip
+        response = admin_client.get(
+            f"/admin/{page}/add/", {"_changelist_filters": f"ledger={ledger.pk}"}
+        )
+        assert f'value="{ledger.pk}"' in response.content.decode(), page
 
 
 def test_adding_needs_the_add_permission(book):
@@ -214,3 +216,14 @@ def test_a_statement_writes_every_money_figure_of_a_row_with_the_same_digits(adm
     figures = [row[k] for k in ("amount", "available_before", "on_hold_before",
                                 "available_after", "on_hold_after")]  # fmt: skip
     assert figures == ["100.00", "0.00", "0.00", "100.00", "0.00"]
+
+
+def test_choices_stand_where_a_fixed_list_gives_them(admin_client, book):
+    form = admin_client.get("/admin/instruments/instrument/add/").context["adminform"].form
+    assert [value for value, _ in form.fields["type"].choices] == [
+        "crypto", "currency", "commodity", "others"
+    ]  # fmt: skip
+    ledger = ledger_of(book)
+    wrong = _add(admin_client, "instruments/instrument",
+                 {"ledger": ledger.pk, "name": "X", "type": "money", "code": "XAU"})  # fmt: skip
+    assert wrong.status_code == 200 and "Select a valid choice" in wrong.content.decode()

@@ -11,6 +11,7 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
+from organizations.models import Ledger
 from outbox import webhooks
 from outbox.models import Delivery, DeliveryAttempt, Event, WebhookSubscription
 from tests.admin.helpers import messages_of, run_action, staff_client
@@ -150,3 +151,19 @@ def test_a_test_send_never_waits_inside_a_transaction(organization):
     subscription = WebhookSubscription.objects.get()
     with transaction.atomic(), pytest.raises(RuntimeError, match="not inside a transaction"):
         webhooks.send_test(subscription)
+
+
+def test_the_subscription_form_offers_organizations_and_ledgers_to_choose(book, api):
+    ledger = Ledger.objects.get()
+    client = staff_client("outbox.add_webhooksubscription", "outbox.view_webhooksubscription")
+    form = client.get("/admin/outbox/webhooksubscription/add/").context["adminform"].form
+    assert str(ledger.organization_id) in dict(form.fields["organization_id"].choices)
+    assert str(ledger.pk) in dict(form.fields["ledger_id"].choices)
+    other = api.post("/v1/organizations", {"legalName": "Other", "legalDocument": "9"}).json()
+    body = {**_form(other["id"]), "ledger_id": str(ledger.pk)}
+    mixed = client.post("/admin/outbox/webhooksubscription/add/", body)
+    assert "not one of the organization" in mixed.content.decode()
+    assert not WebhookSubscription.objects.exists()
+    body = {**_form(str(ledger.organization_id)), "ledger_id": str(ledger.pk)}
+    assert client.post("/admin/outbox/webhooksubscription/add/", body).status_code == 302
+    assert WebhookSubscription.objects.get().ledger_id == ledger.pk
