@@ -2,8 +2,9 @@
 operation's text, phrases several operations share, and realistic bodies for the examples."""
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
+
+from templates_dsl.examples import examples
 
 
 @dataclass(frozen=True)
@@ -45,17 +46,10 @@ SOFT_DELETE = (
 )
 LEDGER_EVENTS = "Writes the event `{event}` (docs/EVENTS.md)."
 
-# The demo ledger's templates (transactions/demo, what `make run` loads), read from their files,
-# as the examples post to the demo's accounts `@alice`, `@bob` and `@fees/platform` in BRL.
-DEMO = Path(__file__).resolve().parents[2] / "transactions" / "demo"
-
-
-def _demo(name: str) -> str:
-    return (DEMO / name).read_text()
-
-
-PAYMENT_WITH_FEE = _demo("payment_with_fee.tmpl")
-FUND = _demo("fund.tmpl")
+# The demo ledger's templates (``templates_dsl/examples``, those `make run` loads), as the
+# examples post to the demo's accounts `@alice`, `@bob` and `@fees/platform` in BRL.
+PAYMENT_WITH_FEE = examples()["payment_with_fee"]
+FUND = examples()["fund"]
 REFUND = """(transaction-template v1
   (chart-of-accounts-group-name REFUNDS)
   (code REFUND)

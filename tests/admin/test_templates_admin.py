@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from templates_dsl.compile import compile_template
+from templates_dsl.examples import examples
+from templates_dsl.limits import MAX_TEMPLATE_BYTES
 from templates_dsl.models import TransactionTemplate
+from tests.admin.helpers import staff_client
 from tests.api.test_templates import SIMPLE
 
 
@@ -107,3 +111,32 @@ def test_it_deactivates_templates(staff, ledger_url):
     )
     template.refresh_from_db()
     assert template.deleted_at is not None
+
+
+def test_the_check_view_says_what_the_compiler_says_as_staff_type(staff, ledger_url):
+    check = "/admin/templates_dsl/transactiontemplate/check/"
+    ledger = _ledger_id(ledger_url)
+    good = staff.post(check, {"text": SIMPLE, "ledger": ledger}).json()
+    assert good == {"ok": True, "line": None,
+                    "message": "SIMPLE: valid; variables $a (amount), $to (account)."}  # fmt: skip
+    broken = staff.post(check, {"text": SIMPLE.replace("(code SIMPLE)", "(code"), "ledger": ledger})
+    assert broken.json()["ok"] is False and broken.json()["line"] == 4
+    assert broken.json()["error"].startswith("0017: line 4")
+    other_asset = SIMPLE.replace("BRL", "USD")
+    said = staff.post(check, {"text": other_asset, "ledger": ledger}).json()
+    assert said["ok"] is False and "USD does not exist in this ledger" in said["error"]
+    unchecked = staff.post(check, {"text": other_asset, "ledger": "not-an-id"}).json()
+    assert unchecked["ok"] and "choose the ledger" in unchecked["message"]
+    too_long = staff.post(check, {"text": "x" * (MAX_TEMPLATE_BYTES + 1)}).json()
+    assert too_long == {"ok": False, "error": "The text is too long.", "line": None}
+    assert staff.get(check).status_code == 405
+    nobody = staff_client("templates_dsl.view_transactiontemplate")
+    assert nobody.post(check, {"text": SIMPLE}).status_code == 403
+
+
+def test_a_new_template_may_start_from_an_example_and_each_example_compiles(staff):
+    page = staff.get("/admin/templates_dsl/transactiontemplate/add/").content.decode()
+    for name, text in examples().items():
+        assert f'<option value="{name}"' in page
+        assert compile_template(text).code
+    assert set(examples()) >= {"fund", "payment_with_fee", "payment_held", "split"}

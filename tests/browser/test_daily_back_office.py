@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -105,7 +106,13 @@ def test_a_clerks_morning_in_a_real_browser(live_server, book, tmp_path: Path):
             page.goto(f"{base}/admin/templates_dsl/transactiontemplate/add/")
             add_form_ready(page)
             page.fill("#id_ledger", str(ledger.pk))
+            # An example to start from, checked as it lands; then a mistake, marked as typed.
+            page.select_option("#id_text_example", "fund")
+            expect(page.locator("#id_text")).to_have_value(re.compile(r"\(code FUND\)"))
+            expect(page.locator(".template-editor-live")).to_contain_text("FUND: valid")
             page.fill("#id_text", SIMPLE.replace("(code SIMPLE)", "(code"))
+            expect(page.locator(".template-editor-live")).to_contain_text("0017: line 4")
+            expect(page.locator(".template-editor-gutter span.error")).to_have_text("4")
             page.click("input[name=_save]")
             marked = page.locator(".template-editor-gutter span.error")
             expect(marked).to_have_text("4")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -28,6 +27,7 @@ from organizations.models import Account, ApiToken, Ledger, Organization
 from organizations.services import ledger_create, organization_create, token_create
 from organizations.tokens import secret_from_raw, secret_matches
 from templates_dsl.compile import compile_template
+from templates_dsl.examples import examples
 from templates_dsl.selectors import templates_active
 from templates_dsl.services import template_create
 from transactions import engine
@@ -36,7 +36,8 @@ from transactions.models import Transaction
 DEMO_DOCUMENT = "DEMO-0001"
 DEMO_TOKEN = "demo"
 DEMO_STAFF = "admin"
-DEMO_TEMPLATES = Path(__file__).resolve().parents[2] / "demo"
+# The examples the demo ledger gets (``templates_dsl/examples``): those its accounts can use.
+DEMO_TEMPLATES = ("fund", "payment_with_fee")
 
 
 class Command(BaseCommand):
@@ -109,8 +110,8 @@ class Command(BaseCommand):
         for alias in ("@alice", "@bob", "@fees/platform"):
             if not Account.objects.filter(ledger=ledger, alias=alias, deleted_at__isnull=True):
                 account_create(ledger=ledger, asset_code="BRL", alias=alias, name=alias[1:])
-        for path in sorted(DEMO_TEMPLATES.glob("*.tmpl")):
-            text = path.read_text()
+        for name in DEMO_TEMPLATES:
+            text = examples()[name]
             if not templates_active(ledger).filter(code=compile_template(text).code).exists():
                 template_create(ledger=ledger, text=text)
         if not Transaction.objects.filter(ledger=ledger).exists():
