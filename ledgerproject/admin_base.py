@@ -17,12 +17,20 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponseRedirect
 from django.utils.text import capfirst
 
+from ledgerproject.admin_widgets import MetadataWidget
+
 
 class LedgerModelAdmin(admin.ModelAdmin):
     # The list's name in the back office's words, on its page and in the index (the model's
     # plural name when None): "Audit trail", not "Events", nor Django's "Select event to
     # change".
     list_title: str | None = None
+
+    def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        """Metadata is edited as rows of keys and values (``admin_widgets``), not as JSON."""
+        if db_field.name == "metadata":
+            kwargs["widget"] = MetadataWidget
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
 
     def has_deactivate_permission(self, request: HttpRequest) -> bool:
         """Deactivating (a soft delete, the only delete the back office has) needs the model's
