@@ -17,7 +17,7 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponseRedirect
 from django.utils.text import capfirst
 
-from ledgerproject.admin_widgets import MetadataWidget
+from ledgerproject.admin_widgets import AddressField, MetadataWidget
 
 
 class LedgerModelAdmin(admin.ModelAdmin):
@@ -27,9 +27,12 @@ class LedgerModelAdmin(admin.ModelAdmin):
     list_title: str | None = None
 
     def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
-        """Metadata is edited as rows of keys and values (``admin_widgets``), not as JSON."""
+        """Metadata is edited as rows of keys and values, an address as its parts
+        (``admin_widgets``), not as JSON."""
         if db_field.name == "metadata":
             kwargs["widget"] = MetadataWidget
+        if db_field.name == "address":
+            kwargs["form_class"] = AddressField
         return super().formfield_for_dbfield(db_field, request, **kwargs)
 
     def has_deactivate_permission(self, request: HttpRequest) -> bool:

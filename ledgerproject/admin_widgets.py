@@ -1,5 +1,6 @@
-"""Metadata edited as fields: a key and a value per row (the rows it has, then empty ones to
-add to), instead of raw JSON.
+"""Metadata and addresses edited as fields instead of raw JSON.
+
+Metadata: a key and a value per row (the rows it has, then empty ones to add to).
 
 A value reads as the JSON scalar it looks like, a number or ``true``/``false``, or else as text;
 text that would read as one of those is shown in quotes (``"42"``), and quotes keep it text.
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pycountry
 from django import forms
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
@@ -87,3 +89,69 @@ class MetadataWidget(forms.Widget):
 
     def value_omitted_from_data(self, data: Any, files: Any, name: str) -> bool:
         return f"{name}__key" not in data and name not in data
+
+
+# An address's parts, as the API names them, and their labels.
+ADDRESS_PARTS = (
+    ("line1", "Line 1"),
+    ("line2", "Line 2"),
+    ("zipCode", "Postal code"),
+    ("city", "City"),
+    ("state", "State"),
+    ("country", "Country"),
+)
+
+
+class AddressWidget(forms.Widget):
+    """An address as its parts, the country chosen from ISO 3166-1."""
+
+    def render(self, name: str, value: Any, attrs: Any = None, renderer: Any = None) -> SafeString:
+        stored = value if isinstance(value, dict) else json.loads(value or "{}")
+        countries = sorted((c.alpha_2, c.name) for c in pycountry.countries)
+        parts = []
+        for part, label in ADDRESS_PARTS:
+            field = f"{name}__{part}"
+            if part == "country":
+                options = format_html_join(
+                    "",
+                    '<option value="{}"{}>{} ({})</option>',
+                    ((code, " selected" if stored.get(part) == code else "", country, code)
+                     for code, country in countries),
+                )  # fmt: skip
+                control = format_html(
+                    '<select name="{}" id="id_{}"><option value="">(none)</option>{}</select>',
+                    field, field, options,
+                )  # fmt: skip
+            else:
+                control = format_html(
+                    '<input type="text" name="{}" id="id_{}" value="{}" maxlength="256">',
+                    field, field, stored.get(part) or "",
+                )  # fmt: skip
+            parts.append(
+                format_html('<p><label for="id_{}">{}</label> {}</p>', field, label, control)
+            )
+        return format_html(
+            '<div class="address-editor">{}</div>',
+            format_html_join("", "{}", ((p,) for p in parts)),
+        )
+
+    def value_from_datadict(self, data: Any, files: Any, name: str) -> Any:
+        if f"{name}__country" not in data:  # posted as JSON: as it is
+            return data.get(name)
+        address = {part: data.get(f"{name}__{part}", "").strip() for part, _ in ADDRESS_PARTS}
+        return json.dumps({part: text for part, text in address.items() if text})
+
+    def value_omitted_from_data(self, data: Any, files: Any, name: str) -> bool:
+        return f"{name}__country" not in data and name not in data
+
+
+class AddressField(forms.JSONField):
+    """An address is whole, with its country, or empty (as the API takes it)."""
+
+    widget = AddressWidget
+
+    def clean(self, value: Any) -> Any:
+        address = super().clean(value) or {}
+        if address and not address.get("country"):
+            raise forms.ValidationError("An address names its country (or is left empty).")
+        return address

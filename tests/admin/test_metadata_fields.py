@@ -1,13 +1,14 @@
-"""Metadata edited as rows of keys and values (``ledgerproject.admin_widgets``): shown and saved
-unchanged it stays exactly as stored, types included; rows add, change and drop keys."""
+"""Metadata edited as rows of keys and values, an address as its parts
+(``ledgerproject.admin_widgets``): shown and saved unchanged they stay exactly as stored, types
+included; rows add, change and drop keys; an address names its country or is empty."""
 
 from __future__ import annotations
 
 from django.http import QueryDict
 
 from ledgerproject.admin_widgets import MetadataWidget
-from organizations.models import Account
-from tests.admin.helpers import change_form
+from organizations.models import Account, Organization
+from tests.admin.helpers import change_form, ledger_of
 
 
 def test_values_keep_their_types_through_the_fields():
@@ -43,3 +44,24 @@ def test_the_account_page_edits_metadata_as_rows(admin_client, book):
     dropped = {"metadata__key": ["", "limit"], "metadata__value": ["x", "3"]}
     assert admin_client.post(url, {**data, **dropped}).status_code == 302
     assert Account.objects.get(pk=bob.pk).metadata == {"limit": 3}
+
+
+def test_an_organization_s_address_is_edited_as_its_parts(admin_client, book):
+    organization = Organization.objects.get(pk=ledger_of(book).organization_id)
+    url, data, _ = change_form(admin_client, "organizations/organization", organization)
+    page = admin_client.get(url).content.decode()
+    assert 'name="address__city"' in page and '<option value="BR">Brazil (BR)</option>' in page
+    data.pop("address")
+    typed = {"line1": "Rua A, 1", "line2": "", "zipCode": "01000-000", "city": "São Paulo",
+             "state": "SP", "country": ""}  # fmt: skip
+    parts = {f"address__{part}": text for part, text in typed.items()}
+    refused = admin_client.post(url, {**data, **parts})
+    assert "An address names its country" in refused.content.decode()
+    saved = admin_client.post(url, {**data, **parts, "address__country": "BR"})
+    assert saved.status_code == 302
+    assert Organization.objects.get(pk=organization.pk).address == {
+        "line1": "Rua A, 1", "zipCode": "01000-000", "city": "São Paulo", "state": "SP",
+        "country": "BR",
+    }  # fmt: skip
+    page = admin_client.get(url).content.decode()
+    assert '<option value="BR" selected>' in page and 'value="São Paulo"' in page
