@@ -113,6 +113,8 @@ def test_a_clerks_morning_in_a_real_browser(live_server, book, tmp_path: Path):
             page.fill("#id_text", SIMPLE.replace("(code SIMPLE)", "(code"))
             expect(page.locator(".template-editor-live")).to_contain_text("0017: line 4")
             expect(page.locator(".template-editor-gutter span.error")).to_have_text("4")
+            if shots:
+                page.screenshot(path=str(Path(shots) / "template-editor.png"), full_page=True)
             page.click("input[name=_save]")
             marked = page.locator(".template-editor-gutter span.error")
             expect(marked).to_have_text("4")

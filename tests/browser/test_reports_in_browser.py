@@ -3,6 +3,9 @@ journal verified from its page."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 from django.contrib.auth import get_user_model
 
@@ -19,7 +22,7 @@ def test_the_trial_balance_and_the_journal_s_verification(live_server, book):
     book.pay(2_500, 100)
     get_user_model().objects.create_superuser("staff", "staff@example.com", PASSWORD)
     ledger = Ledger.objects.get()
-    base = live_server.url
+    base, shots = live_server.url, os.environ.get("LEDGER_SCREENSHOTS")
 
     # No ORM below until the browser is closed: Playwright's sync API runs an event loop.
     with sync_playwright() as playwright:
@@ -32,9 +35,13 @@ def test_the_trial_balance_and_the_journal_s_verification(live_server, book):
             page.click("#report-form input[type=submit]")
             expect(page.locator("#report-table")).to_contain_text("@alice")
             expect(page.locator("#report-csv")).to_be_visible()
+            if shots:
+                page.screenshot(path=str(Path(shots) / "trial-balance.png"), full_page=True)
             page.click("#journal-link")
             page.click("#verify")
             expect(page.locator("#verify-result")).to_contain_text("Verified")
             expect(page.locator("#verify-result")).to_contain_text("the books match their journal")
+            if shots:
+                page.screenshot(path=str(Path(shots) / "journal.png"), full_page=True)
         finally:
             browser.close()

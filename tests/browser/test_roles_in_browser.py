@@ -50,6 +50,8 @@ def test_a_viewer_reads_the_books_and_no_internal_record(live_server, book):
             # The lists by task, only those a viewer may see.
             sections = page.locator("#content-main caption a.section")
             expect(sections).to_have_text(["Ledgers", "Accounts", "Transactions"])
+            if shots:
+                page.screenshot(path=str(Path(shots) / "index-viewer.png"), full_page=True)
 
             # One box on every page searches every list the viewer may see.
             page.fill("#global-search-q", "@bob")
