@@ -35,7 +35,7 @@ class InstrumentAdmin(ResourceAdmin):
     list_filter = (scope_filter("ledger", Ledger), DeletedFilter, "type", "status_code")
     search_fields = ("code", "name", "=id")
     list_select_related = ("ledger", "organization")
-    raw_id_fields = ("organization", "ledger")
+    autocomplete_fields = ("organization", "ledger")
     readonly_fields = (*RESOURCE_READONLY, "organization", "ledger", "type", "code")
 
     add_fields = add_required = ("ledger", "name", "type", "code")
@@ -66,7 +66,7 @@ class RateAdmin(ResourceAdmin):
     list_filter = (scope_filter("ledger", Ledger), DeletedFilter, "status_code", "source")
     search_fields = ("base_code", "counter_code", "source", "=id")
     list_select_related = ("ledger", "organization")
-    raw_id_fields = ("organization", "ledger")
+    autocomplete_fields = ("organization", "ledger")
     readonly_fields = (
         *RESOURCE_READONLY,
         "organization",

@@ -13,7 +13,8 @@ from urllib.parse import parse_qsl
 from django.apps import apps
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
-from django.core.exceptions import ValidationError
+from django.core.exceptions import FieldDoesNotExist, ValidationError
+from django.db import models
 from django.http import HttpRequest, HttpResponseRedirect
 from django.utils.text import capfirst
 
@@ -46,9 +47,24 @@ class LedgerModelAdmin(admin.ModelAdmin):
         initial = super().get_changeform_initial_data(request)
         kept = dict(parse_qsl(request.GET.get("_changelist_filters", "")))
         for name in self.get_fields(request):
-            if name in kept and name not in initial:
+            if name in kept and name not in initial and self._fits(name, kept[name]):
                 initial[name] = kept[name]
         return initial
+
+    def _fits(self, name: str, value: str) -> bool:
+        """Whether ``value`` is one the model's field ``name`` can hold (a malformed id from
+        the address bar is left out rather than shown)."""
+        try:
+            field = self.opts.get_field(name)
+        except FieldDoesNotExist:
+            return False
+        if not isinstance(field, models.Field):
+            return False
+        try:
+            field.to_python(value)
+        except ValidationError:
+            return False
+        return True
 
     def title_of_list(self) -> str:
         return self.list_title or capfirst(str(self.opts.verbose_name_plural))

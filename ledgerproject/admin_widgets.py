@@ -21,9 +21,16 @@ EMPTY_ROWS = 3
 
 
 def _shown(value: Any) -> str:
+    """How a stored value is shown: text as it is, unless it would read as something else (a
+    number, a boolean, quoted text) or a text box would lose part of it (spaces at either end,
+    a line break); then quoted."""
     if isinstance(value, str):
-        return json.dumps(value) if _scalar(value) is not None else value
+        plain = _scalar(value) is None and value == value.strip() and not _BREAKS & set(value)
+        return value if plain else json.dumps(value)
     return json.dumps(value)
+
+
+_BREAKS = {"\n", "\r"}
 
 
 def _scalar(text: str) -> Any:
@@ -80,11 +87,7 @@ class MetadataWidget(forms.Widget):
         if f"{name}__key" not in data:  # posted as JSON (a script's, a test's): as it is
             return data.get(name)
         keys, values = data.getlist(f"{name}__key"), data.getlist(f"{name}__value")
-        pairs = {
-            key.strip(): _read(value.strip())
-            for key, value in zip(keys, values, strict=False)
-            if key.strip()
-        }
+        pairs = {key: _read(value) for key, value in zip(keys, values, strict=False) if key.strip()}
         return json.dumps(pairs)
 
     def value_omitted_from_data(self, data: Any, files: Any, name: str) -> bool:
@@ -106,7 +109,7 @@ class AddressWidget(forms.Widget):
     """An address as its parts, the country chosen from ISO 3166-1."""
 
     def render(self, name: str, value: Any, attrs: Any = None, renderer: Any = None) -> SafeString:
-        stored = value if isinstance(value, dict) else json.loads(value or "{}")
+        stored = value if isinstance(value, dict) else _object(value)
         countries = sorted((c.alpha_2, c.name) for c in pycountry.countries)
         parts = []
         for part, label in ADDRESS_PARTS:
@@ -145,13 +148,59 @@ class AddressWidget(forms.Widget):
         return f"{name}__country" not in data and name not in data
 
 
+def _object(text: Any) -> dict[str, Any]:
+    """The address a posted text holds, or nothing (text that is not a JSON object)."""
+    try:
+        value = json.loads(text or "{}")
+    except (TypeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+# The longest each part may be, as the API has them.
+ADDRESS_LIMITS = {"line1": 256, "line2": 256, "zipCode": 32, "city": 128, "state": 128}
+
+
+def _filled(address: Any) -> dict[str, Any]:
+    """The parts that say something: an empty part is the same as none. (The form's hidden
+    copy of the first value comes back as JSON text.)"""
+    if isinstance(address, str):
+        address = _object(address)
+    if not isinstance(address, dict):
+        return {}
+    return {part: text for part, text in address.items() if text not in ("", None)}
+
+
 class AddressField(forms.JSONField):
-    """An address is whole, with its country, or empty (as the API takes it)."""
+    """An address is whole, with its country, or empty; each part a text within the API's
+    length, the country an ISO 3166-1 code. Stored parts left empty stay as stored."""
 
     widget = AddressWidget
 
     def clean(self, value: Any) -> Any:
         address = super().clean(value) or {}
-        if address and not address.get("country"):
+        if not isinstance(address, dict):
+            raise forms.ValidationError("An address is an object of its parts.")
+        unknown = set(address) - {part for part, _ in ADDRESS_PARTS}
+        if unknown:
+            raise forms.ValidationError(f"Unknown parts: {', '.join(sorted(unknown))}.")
+        for part, text in address.items():
+            if text is not None and not isinstance(text, str):
+                raise forms.ValidationError(f"The {part} is text.")
+            if text and ("\x00" in text or len(text) > ADDRESS_LIMITS.get(part, 2)):
+                raise forms.ValidationError(f"The {part} is too long or holds a NUL character.")
+        country = address.get("country")
+        if _filled(address) and not country:
             raise forms.ValidationError("An address names its country (or is left empty).")
+        if country and pycountry.countries.get(alpha_2=country) is None:
+            raise forms.ValidationError(f"{country} is not an ISO 3166-1 alpha-2 country code.")
         return address
+
+    def has_changed(self, initial: Any, data: Any) -> bool:
+        """An empty part and no part are the same address: a page saved unchanged writes
+        nothing."""
+        try:
+            posted = self.to_python(data)
+        except forms.ValidationError:
+            return True
+        return _filled(initial) != _filled(posted)

@@ -65,7 +65,7 @@ class OrganizationAdmin(ResourceAdmin):
     list_filter = (DeletedFilter, "status_code")
     search_fields = ("legal_name", "legal_document", "doing_business_as", "=id")
     list_select_related = ("parent",)
-    raw_id_fields = ("parent",)
+    autocomplete_fields = ("parent",)
     readonly_fields = (*RESOURCE_READONLY, "parent", "path", "legal_document", "ledgers")
     fields = (
         "id",
@@ -211,7 +211,7 @@ class PortfolioAdmin(ResourceAdmin):
     list_filter = (scope_filter("ledger", Ledger), DeletedFilter, "status_code")
     search_fields = ("name", "entity_id", "=id")
     list_select_related = ("ledger", "organization")
-    raw_id_fields = ("organization", "ledger")
+    autocomplete_fields = ("organization", "ledger")
     readonly_fields = (*RESOURCE_READONLY, "organization", "ledger")
 
     add_fields = ("ledger", "name", "entity_id")
@@ -233,7 +233,7 @@ class ProductAdmin(ResourceAdmin):
     list_filter = (scope_filter("ledger", Ledger), DeletedFilter, "status_code")
     search_fields = ("name", "=id")
     list_select_related = ("ledger", "organization")
-    raw_id_fields = ("organization", "ledger")
+    autocomplete_fields = ("organization", "ledger")
     readonly_fields = (*RESOURCE_READONLY, "organization", "ledger")
 
     add_fields = ("ledger", "name", "status_code", "status_description")
@@ -286,7 +286,7 @@ class BalanceMonitorAdmin(ResourceAdmin):
     )  # fmt: skip
     search_fields = ("description", "account__alias", "=id")
     list_select_related = ("account", "ledger")
-    raw_id_fields = ("organization", "ledger", "account")
+    autocomplete_fields = ("organization", "ledger", "account")
     readonly_fields = (
         *RESOURCE_READONLY, "organization", "ledger", "account", "tree", "asset_code",
         "measure", "holds", "seen", "last_triggered_at",
@@ -354,7 +354,7 @@ class AccountAdmin(ResourceAdmin):
     )
     search_fields = ("alias", "name", "entity_id", "asset_code", "=id")
     list_select_related = ("ledger", "balance")
-    raw_id_fields = ("organization", "ledger", "portfolio", "product", "parent_account")
+    autocomplete_fields = ("organization", "ledger", "portfolio", "product", "parent_account")
     readonly_fields = (
         *RESOURCE_READONLY,
         "organization",

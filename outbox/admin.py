@@ -78,7 +78,6 @@ class SubscriptionForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.ledger_owners: dict[Any, Any] = {}
         if "organization_id" not in self.fields:  # a change: where it points stays
             return
         organizations = apps.get_model("organizations", "Organization").objects.filter(
@@ -107,7 +106,6 @@ class SubscriptionForm(forms.ModelForm):
                 )[:MAX_CHOICES]
             ],
         )
-        self.ledger_owners = dict(ledgers.values_list("pk", "organization_id")[:MAX_CHOICES])
 
     def clean_url(self) -> str:
         """The API's rules, with its codes: the URL's form, then where it leads."""
@@ -118,8 +116,14 @@ class SubscriptionForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        ledger = data.get("ledger_id")
-        if ledger is not None and self.ledger_owners.get(ledger) != data.get("organization_id"):
+        ledger, organization = data.get("ledger_id"), data.get("organization_id")
+        ledgers = apps.get_model("organizations", "Ledger").objects
+        if ledger is not None and (
+            organization is None
+            or not ledgers.filter(
+                pk=ledger, organization_id=organization, deleted_at__isnull=True
+            ).exists()
+        ):
             raise forms.ValidationError("The ledger is not one of the organization's.")
         if self.instance.created_at is None and data.get("organization_id"):  # a new one
             try:

@@ -97,7 +97,7 @@ class TransactionTemplateAdmin(LedgerModelAdmin):
     list_filter = (scope_filter("ledger", Ledger), DeletedFilter, "pending", "asset_code")
     search_fields = ("code", "description", "=ledger__id")
     list_select_related = ("ledger",)
-    raw_id_fields = ("ledger",)
+    autocomplete_fields = ("ledger",)
     readonly_fields = (
         "code",
         "variables",
@@ -140,7 +140,12 @@ class TransactionTemplateAdmin(LedgerModelAdmin):
         text = request.POST.get("text", "")
         if len(text.encode()) > MAX_TEMPLATE_BYTES:
             return JsonResponse({"ok": False, "error": "The text is too long.", "line": None})
-        ledger = _ledger_named(request.POST.get("ledger", ""))
+        named = request.POST.get("ledger", "")
+        ledger = _ledger_named(named)
+        if named and ledger is None:
+            return JsonResponse(
+                {"ok": False, "error": "No active ledger has this id.", "line": None}
+            )
         try:
             if ledger is None:
                 compiled = compile_template(text)

@@ -37,7 +37,7 @@ class ApprovalRuleAdmin(LedgerModelAdmin):
     list_display = ("ledger", "action", "asset_code", "above", "above_scale", "created_at")
     list_filter = (scope_filter("ledger", Ledger), "action")
     list_select_related = ("ledger",)
-    raw_id_fields = ("ledger",)
+    autocomplete_fields = ("ledger",)
     fields = ("ledger", "action", "asset_code", "above", "above_scale")
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:

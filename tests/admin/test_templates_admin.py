@@ -125,8 +125,10 @@ def test_the_check_view_says_what_the_compiler_says_as_staff_type(staff, ledger_
     other_asset = SIMPLE.replace("BRL", "USD")
     said = staff.post(check, {"text": other_asset, "ledger": ledger}).json()
     assert said["ok"] is False and "USD does not exist in this ledger" in said["error"]
-    unchecked = staff.post(check, {"text": other_asset, "ledger": "not-an-id"}).json()
+    unchecked = staff.post(check, {"text": other_asset, "ledger": ""}).json()
     assert unchecked["ok"] and "choose the ledger" in unchecked["message"]
+    unknown = staff.post(check, {"text": SIMPLE, "ledger": "not-an-id"}).json()
+    assert unknown == {"ok": False, "error": "No active ledger has this id.", "line": None}
     too_long = staff.post(check, {"text": "x" * (MAX_TEMPLATE_BYTES + 1)}).json()
     assert too_long == {"ok": False, "error": "The text is too long.", "line": None}
     assert staff.get(check).status_code == 405

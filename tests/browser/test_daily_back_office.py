@@ -38,6 +38,7 @@ def test_a_clerks_morning_in_a_real_browser(live_server, book, tmp_path: Path):
     book.fund("@alice", 100_000)
     get_user_model().objects.create_superuser("staff", "staff@example.com", PASSWORD)
     ledger = Ledger.objects.get()
+    ledger_name = ledger.name
     base = live_server.url
     shots = os.environ.get("LEDGER_SCREENSHOTS")
 
@@ -102,10 +103,14 @@ def test_a_clerks_morning_in_a_real_browser(live_server, book, tmp_path: Path):
             expect(page.locator("#account-status")).to_contain_text("FROZEN")
             expect(page.locator("#unfreeze")).to_be_visible()
 
-            # A broken template: the editor numbers the lines and marks the failing one.
+            # A broken template: the editor numbers the lines and marks the failing one. Its
+            # ledger is chosen by name from a list, not pasted as an id.
             page.goto(f"{base}/admin/templates_dsl/transactiontemplate/add/")
             add_form_ready(page)
-            page.fill("#id_ledger", str(ledger.pk))
+            page.click("#id_ledger + .select2 .select2-selection")
+            page.fill(".select2-search__field", ledger_name)
+            page.click(f".select2-results__option:has-text('{ledger_name}')")
+            expect(page.locator("#id_ledger")).to_have_value(str(ledger.pk))
             # An example to start from, checked as it lands; then a mistake, marked as typed.
             page.select_option("#id_text_example", "fund")
             expect(page.locator("#id_text")).to_have_value(re.compile(r"\(code FUND\)"))

@@ -19,7 +19,10 @@
     gutter.scrollTop = area.scrollTop;
   }
 
+  var asked = 0;  // the latest check asked; an answer to an earlier one is stale
+
   function check(editor) {
+    var mine = ++asked;
     var area = editor.querySelector("textarea");
     var live = editor.parentNode.querySelector(".template-editor-live");
     var url = area.getAttribute("data-check-url");
@@ -33,6 +36,7 @@
                 headers: {"X-CSRFToken": token ? token.value : ""}})
       .then(function (answer) { return answer.json(); })
       .then(function (said) {
+        if (mine !== asked) { return; }
         live.textContent = said.ok ? said.message : said.error;
         live.className = "template-editor-live " + (said.ok ? "ok" : "error");
         editor.setAttribute("data-error-line", said.line || "0");
