@@ -21,13 +21,12 @@ from transactions.models import Transaction
 
 
 def add_form_ready(page) -> None:
-    """Wait for the admin's add form to focus its first field (the ledger).
+    """Wait for the admin's add form to have run its scripts.
 
-    Django's ``change_form.js`` loads ``async`` and focuses that field whenever it runs; a
-    ``fill`` of another field before then can have its text typed into the ledger instead."""
-    from playwright.sync_api import expect
-
-    expect(page.locator("#id_ledger")).to_be_focused()
+    Django's ``change_form.js`` loads ``async`` and focuses the form's first field whenever it
+    runs; a ``fill`` of another field before then can have its text typed into that field. An
+    async script runs before the page's ``load`` event."""
+    page.wait_for_load_state("load")
 
 
 @pytest.mark.django_db(transaction=True)
