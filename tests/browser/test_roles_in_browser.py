@@ -12,6 +12,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
 from ledgerproject.roles import setup_roles
+from outbox.models import Event
 from tests.browser.test_back_office import ARGS, PASSWORD, chromium_or_fail, log_in
 
 INTERNAL = (
@@ -74,3 +75,6 @@ def test_a_viewer_reads_the_books_and_no_internal_record(live_server, book):
             expect(page.locator("body")).to_contain_text("403")
         finally:
             browser.close()
+
+    # a viewer's morning wrote nothing: no event names a member of staff
+    assert not Event.objects.filter(actor_kind="staff").exists()
