@@ -95,11 +95,16 @@ def _preview(verb: str, tx: Transaction, amount: Amount | None) -> dict[str, Any
 
 
 def _act(
-    request: HttpRequest, verb: str, tx: Transaction, amount: Amount | None, reason: str
+    request: HttpRequest,
+    verb: str,
+    tx: Transaction,
+    amount: Amount | None,
+    reason: str,
+    proposed: set[Any],
 ) -> bool:
     """Run ``verb`` on ``tx`` as the API does, or propose it when a rule of the ledger says it
-    needs a second person (``transactions.approvals``); a message says what happened."""
-    if verb == "revert" and approvals.revert_needs_approval(tx.ledger, tx):
+    needs a second person (``proposed``: ``_proposed``); a message says what happened."""
+    if tx.pk in proposed:
         return _propose_revert(request, tx, reason)
     arguments = {"amount": amount} if amount is not None else {}
     try:
@@ -135,12 +140,10 @@ def _propose_revert(request: HttpRequest, tx: Transaction, reason: str) -> bool:
     return True
 
 
-def _proposed_note(verb: str, selected: list[Transaction]) -> int:
-    """How many of the selected a rule of their ledger sends for approval: confirming
-    proposes those instead of doing them."""
-    if verb != "revert":
-        return 0
-    return sum(approvals.revert_needs_approval(tx.ledger, tx) for tx in selected)
+def _proposed(verb: str, selected: list[Transaction]) -> set[Any]:
+    """The selected a rule of their ledger sends for approval: confirming proposes those
+    instead of doing them."""
+    return approvals.reverts_needing_approval(selected) if verb == "revert" else set()
 
 
 def confirm(request: HttpRequest, object_id: str, verb: str, *, model_admin: Any) -> HttpResponse:
@@ -163,7 +166,7 @@ def confirm(request: HttpRequest, object_id: str, verb: str, *, model_admin: Any
     if valid and form.acting:
         reason = form.cleaned_data["reason"]
         with actors.reason(reason):
-            if _act(request, verb, tx, amount, reason):
+            if _act(request, verb, tx, amount, reason, _proposed(verb, [tx])):
                 return HttpResponseRedirect(page)
     context = {
         **model_admin.admin_site.each_context(request),
@@ -174,7 +177,7 @@ def confirm(request: HttpRequest, object_id: str, verb: str, *, model_admin: Any
         "what": WHAT[verb],
         "form": form,
         "previews": [_preview(verb, tx, amount)] if amount_ok else [],
-        "proposed": _proposed_note(verb, [tx]),
+        "proposed": len(_proposed(verb, [tx])),
         "back": page,
     }
     return TemplateResponse(request, "admin/transactions/transaction/confirm_action.html", context)
@@ -195,9 +198,10 @@ def confirm_selected(
     form = ActionForm(request.POST if confirming else None, verb=verb, confirming=confirming)
     if form.is_valid():
         reason = form.cleaned_data["reason"]
+        proposed = _proposed(verb, selected)
         with actors.reason(reason):
             for tx in selected:
-                _act(request, verb, tx, None, reason)
+                _act(request, verb, tx, None, reason, proposed)
         return None
     context = {
         **model_admin.admin_site.each_context(request),
@@ -208,7 +212,7 @@ def confirm_selected(
         "what": WHAT[verb],
         "form": form,
         "previews": [_preview(verb, tx, None) for tx in selected],
-        "proposed": _proposed_note(verb, selected),
+        "proposed": len(_proposed(verb, selected)),
         "action": f"{verb}_transactions",
         "selected_name": helpers.ACTION_CHECKBOX_NAME,
         "back": admin_url(Transaction),

@@ -20,10 +20,10 @@ import datetime as dt
 import functools
 import hashlib
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from django.db import models, transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from ledgerproject import actors
@@ -46,14 +46,21 @@ def rule_for(ledger: Ledger, action: str, asset_code: str, amount: int, scale: i
     ``asset_code`` falls under, or None: it may be done at once."""
     rules = ApprovalRule.objects.filter(
         organization_id=ledger.organization_id, ledger_id=ledger.pk, action=action
-    ).filter(Q(asset_code="") | Q(asset_code=asset_code))
+    )
     for rule in rules.order_by("created_at", "id"):
-        if rule.above is None:
-            return rule
-        common = max(scale, rule.above_scale)
-        if rescale(amount, scale, common) > rescale(rule.above, rule.above_scale, common):
+        if _holds(rule, asset_code, amount, scale):
             return rule
     return None
+
+
+def _holds(rule: ApprovalRule, asset_code: str, amount: int, scale: int) -> bool:
+    """Whether ``rule`` holds an action on ``amount`` (at ``scale``) of ``asset_code``."""
+    if rule.asset_code not in ("", asset_code):
+        return False
+    if rule.above is None:
+        return True
+    common = max(scale, rule.above_scale)
+    return rescale(amount, scale, common) > rescale(rule.above, rule.above_scale, common)
 
 
 def preview_if_approval_needed(ledger: Ledger, request: PostingRequest) -> Transaction | None:
@@ -74,12 +81,28 @@ def preview_if_approval_needed(ledger: Ledger, request: PostingRequest) -> Trans
     return tx if needed else None
 
 
-def revert_needs_approval(ledger: Ledger, tx: Transaction) -> bool:
-    """Whether reverting ``tx`` (a sent transaction) needs approval; a pending one's revert
-    is its cancel, which none does."""
-    if tx.status != Transaction.SENT:
-        return False
-    return rule_for(ledger, ApprovalRule.REVERT, tx.asset_code, tx.amount, tx.scale) is not None
+def reverts_needing_approval(txs: Sequence[Transaction]) -> set[uuid.UUID]:
+    """Those of ``txs`` whose revert a rule of their ledger sends for approval: sent ones
+    only (a pending one's revert is its cancel, which none holds). The rules of all their
+    ledgers are read in one query."""
+    sent = [tx for tx in txs if tx.status == Transaction.SENT]
+    if not sent:
+        return set()
+    rules = ApprovalRule.objects.filter(
+        organization_id__in={tx.organization_id for tx in sent},
+        ledger_id__in={tx.ledger_id for tx in sent},
+        action=ApprovalRule.REVERT,
+    )
+    by_ledger: dict[uuid.UUID, list[ApprovalRule]] = {}
+    for rule in rules:
+        by_ledger.setdefault(rule.ledger_id, []).append(rule)
+    return {
+        tx.pk
+        for tx in sent
+        if any(
+            _holds(r, tx.asset_code, tx.amount, tx.scale) for r in by_ledger.get(tx.ledger_id, [])
+        )
+    }
 
 
 def limit_needs_approval(account: Account, limit: dict[str, int] | None) -> bool:

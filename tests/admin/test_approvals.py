@@ -8,7 +8,8 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from ledgerproject import actors
@@ -245,3 +246,25 @@ def test_who_changed_a_ledger_s_rules_is_in_the_audit_trail(admin_client, book):
     assert [e.type for e in trail] == ["approval_rule.created", "approval_rule.deleted"]
     assert trail[0].data["above"] == {"amount": 5000, "scale": 2}
     assert {(e.actor_kind, e.ledger_id) for e in trail} == {("staff", ledger.pk)}
+
+
+def test_a_list_revert_reads_the_rules_once_whatever_it_selects(admin_client, book):
+    book.fund("@alice", 100_000)
+    sent = [book.pay(100 + n, 0).json()["id"] for n in range(5)]
+    _rule(book, "revert")
+
+    def rule_reads(ids: list[str]) -> int:
+        with CaptureQueriesContext(connection) as seen:
+            _confirmed(admin_client, ids)
+        return sum("approvalrule" in q["sql"] for q in seen.captured_queries)
+
+    assert rule_reads(sent[:1]) == rule_reads(sent[1:]) == 2  # the preview's, the confirm's
+    assert Approval.objects.filter(action="revert").count() == 5
+
+
+def _confirmed(client, ids: list[str]):
+    page = "/admin/transactions/transaction/"
+    client.post(page, {"action": "revert_transactions", "_selected_action": ids})
+    body = {"action": "revert_transactions", "_selected_action": ids, "_confirm": "1",
+            "reason": "Duplicates"}  # fmt: skip
+    return client.post(page, body)
