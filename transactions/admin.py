@@ -41,6 +41,7 @@ from transactions import (  # noqa: F401 - admin_approvals registers its admins
     admin_account,
     admin_actions,
     admin_approvals,
+    admin_posting,
     admin_reports,
     admin_scheduled,
     admin_trees,
@@ -277,7 +278,7 @@ class LedgerBackOfficeAdmin(LedgerAdmin):
             ),
             path(
                 "<path:object_id>/post/",
-                view(admin_views.ledger_post),
+                view(admin_posting.ledger_post),
                 name="{}_{}_post".format(*info),
             ),
             path(

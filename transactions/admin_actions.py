@@ -28,7 +28,7 @@ from ledgerproject.amounts import format_amount, parse_amount
 from ledgerproject.errors import LedgerError
 from organizations.admin import ReasonToAct, admin_link, admin_url, reason_field
 from transactions import approvals, states
-from transactions.admin_views import preview_rows
+from transactions.admin_posting import preview_rows
 from transactions.models import Approval, Transaction
 from transactions.partial import Amount
 

@@ -1,7 +1,7 @@
 """Staff admin for scheduled postings: the list (by status, ledger and moment), each one's
 request and outcome, and the one write, canceling those still ``SCHEDULED`` through the same
 service as the API (``scheduling.cancel``), which needs the change permission on scheduled
-postings. They are scheduled from the ledger's posting page (``admin_views.ledger_post``)."""
+postings. They are scheduled from the ledger's posting page (``admin_posting.ledger_post``)."""
 
 from __future__ import annotations
 
